@@ -1,0 +1,261 @@
+//! Text encodings of IDs: decimal, hex and Crockford base32. Each formats into the
+//! caller's buffer without allocating, and each parse fails with a clear error.
+
+use crate::error::{Error, ParseErrorKind};
+
+/// The longest encoding in bytes (decimal of `u64::MAX`); a buffer of this size fits any.
+pub const MAX_LEN: usize = 20;
+
+/// Crockford's base32 alphabet: no I, L, O or U.
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A text encoding of IDs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Encoding {
+    /// Plain decimal, as most systems store and print IDs.
+    #[default]
+    Decimal,
+    /// `0x` and 16 lowercase hex digits: fixed width, so it sorts like the number.
+    Hex,
+    /// 13 Crockford base32 characters: fixed width, sorts like the number, case-insensitive.
+    Base32,
+}
+
+impl Encoding {
+    /// Writes `id` into `buf` and returns the text.
+    #[inline]
+    pub fn encode(self, id: u64, buf: &mut [u8; MAX_LEN]) -> &str {
+        let len = match self {
+            Encoding::Decimal => {
+                let mut tmp = [0u8; MAX_LEN];
+                let mut at = MAX_LEN;
+                let mut n = id;
+                loop {
+                    at -= 1;
+                    tmp[at] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                let len = MAX_LEN - at;
+                buf[..len].copy_from_slice(&tmp[at..]);
+                len
+            }
+            Encoding::Hex => {
+                buf[0] = b'0';
+                buf[1] = b'x';
+                for (i, slot) in buf[2..18].iter_mut().enumerate() {
+                    let nibble = (id >> (60 - 4 * i)) & 0xF;
+                    *slot = b"0123456789abcdef"[nibble as usize];
+                }
+                18
+            }
+            Encoding::Base32 => {
+                for (i, slot) in buf[..13].iter_mut().enumerate() {
+                    // 13 x 5 = 65 bits: the first character carries the top 4 bits.
+                    let shift = 60 - 5 * i as i32;
+                    let digit = if shift >= 0 { id >> shift } else { id << 1 } & 0x1F;
+                    *slot = CROCKFORD[digit as usize];
+                }
+                13
+            }
+        };
+        // Every byte written above is ASCII.
+        core::str::from_utf8(&buf[..len]).unwrap_or_default()
+    }
+
+    /// Parses text in this encoding (surrounding whitespace allowed; hex with or without
+    /// `0x`). IDs are 63-bit: a value of 2^63 or more is [`ParseErrorKind::Overflow`].
+    pub fn parse(self, text: &str) -> Result<u64, Error> {
+        let s = text.trim();
+        let lead = text.len() - text.trim_start().len();
+        if s.is_empty() {
+            return Err(parse_err(ParseErrorKind::Empty));
+        }
+        let value = match self {
+            Encoding::Decimal => fold(s, lead, 20, 10, |b| match b {
+                b'0'..=b'9' => Some(b - b'0'),
+                _ => None,
+            })?,
+            Encoding::Hex => {
+                let (s, lead) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                    Some(rest) => (rest, lead + 2),
+                    None => (s, lead),
+                };
+                if s.is_empty() {
+                    return Err(parse_err(ParseErrorKind::Empty));
+                }
+                fold(s, lead, 16, 16, |b| match b {
+                    b'0'..=b'9' => Some(b - b'0'),
+                    b'a'..=b'f' => Some(b - b'a' + 10),
+                    b'A'..=b'F' => Some(b - b'A' + 10),
+                    _ => None,
+                })?
+            }
+            Encoding::Base32 => fold(s, lead, 13, 32, base32_digit)?,
+        };
+        if value > i64::MAX as u64 {
+            return Err(parse_err(ParseErrorKind::Overflow));
+        }
+        Ok(value)
+    }
+
+    /// Parses text in any encoding: `0x…` is hex, digits only is decimal, anything else of
+    /// 13 characters is base32. (A base32 ID made only of digits reads as decimal; use
+    /// [`Encoding::Base32`]`.parse` for those.)
+    pub fn parse_any(text: &str) -> Result<u64, Error> {
+        let s = text.trim();
+        if s.starts_with("0x") || s.starts_with("0X") {
+            Encoding::Hex.parse(text)
+        } else if s.bytes().all(|b| b.is_ascii_digit()) {
+            Encoding::Decimal.parse(text)
+        } else if s.len() == 13 {
+            Encoding::Base32.parse(text)
+        } else {
+            Encoding::Decimal.parse(text)
+        }
+    }
+}
+
+fn parse_err(kind: ParseErrorKind) -> Error {
+    Error::Parse(kind)
+}
+
+fn base32_digit(b: u8) -> Option<u8> {
+    let b = b.to_ascii_uppercase();
+    match b {
+        b'O' => Some(0),
+        b'I' | b'L' => Some(1),
+        _ => CROCKFORD.iter().position(|&c| c == b).map(|p| p as u8),
+    }
+}
+
+fn fold(
+    s: &str,
+    lead: usize,
+    max_len: usize,
+    radix: u64,
+    digit: impl Fn(u8) -> Option<u8>,
+) -> Result<u64, Error> {
+    let mut value: u64 = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let d = digit(b).ok_or(parse_err(ParseErrorKind::InvalidDigit { at: lead + i }))?;
+        if i >= max_len {
+            return Err(parse_err(ParseErrorKind::TooLong));
+        }
+        value = value
+            .checked_mul(radix)
+            .and_then(|v| v.checked_add(u64::from(d)))
+            .ok_or(parse_err(ParseErrorKind::Overflow))?;
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [Encoding; 3] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32];
+
+    #[test]
+    fn round_trip_and_sort_order() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut values = vec![0, 1, 9, 10, 31, 32, i64::MAX as u64];
+        for _ in 0..10_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            values.push(rng >> (rng % 64).max(1));
+        }
+        for e in ALL {
+            let mut buf = [0u8; MAX_LEN];
+            for &v in &values {
+                let text = e.encode(v, &mut buf).to_owned();
+                assert_eq!(e.parse(&text), Ok(v), "{e:?} {text}");
+                assert_eq!(
+                    Encoding::parse_any(&text)
+                        .ok()
+                        .filter(
+                            |_| e != Encoding::Base32 || text.bytes().any(|b| !b.is_ascii_digit())
+                        )
+                        .unwrap_or(v),
+                    v
+                );
+            }
+            if e != Encoding::Decimal {
+                let mut sorted: Vec<u64> = values.clone();
+                sorted.sort_unstable();
+                let texts: Vec<String> = sorted
+                    .iter()
+                    .map(|&v| e.encode(v, &mut buf).to_owned())
+                    .collect();
+                assert!(
+                    texts.windows(2).all(|w| w[0] <= w[1]),
+                    "{e:?} sorts like the number"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn known_texts() {
+        let mut buf = [0u8; MAX_LEN];
+        let id = 2_116_500_430_648_709_162;
+        assert_eq!(
+            Encoding::Decimal.encode(id, &mut buf),
+            "2116500430648709162"
+        );
+        assert_eq!(Encoding::Hex.encode(id, &mut buf), "0x1d5f51ed8fc7102a");
+        assert_eq!(Encoding::Base32.encode(0, &mut buf), "0000000000000");
+        assert_eq!(
+            Encoding::Base32.encode(i64::MAX as u64, &mut buf),
+            "7ZZZZZZZZZZZZ"
+        );
+        assert_eq!(Encoding::Base32.parse("7zzzzzzzzzzzz"), Ok(i64::MAX as u64));
+        assert_eq!(Encoding::Base32.parse("0000000000O0I"), Ok(1));
+    }
+
+    #[test]
+    fn bad_text_gets_its_own_error() {
+        let e = |k| Err(Error::Parse(k));
+        assert_eq!(Encoding::Decimal.parse("  "), e(ParseErrorKind::Empty));
+        assert_eq!(
+            Encoding::Decimal.parse(" 12a"),
+            e(ParseErrorKind::InvalidDigit { at: 3 })
+        );
+        assert_eq!(
+            Encoding::Decimal.parse("-1"),
+            e(ParseErrorKind::InvalidDigit { at: 0 })
+        );
+        assert_eq!(
+            Encoding::Decimal.parse("9223372036854775808"),
+            e(ParseErrorKind::Overflow)
+        );
+        assert_eq!(
+            Encoding::Decimal.parse("99999999999999999999"),
+            e(ParseErrorKind::Overflow)
+        );
+        assert_eq!(
+            Encoding::Decimal.parse("000000000000000000001"),
+            e(ParseErrorKind::TooLong)
+        );
+        assert_eq!(Encoding::Hex.parse("0x"), e(ParseErrorKind::Empty));
+        assert_eq!(
+            Encoding::Hex.parse("0x8000000000000000"),
+            e(ParseErrorKind::Overflow)
+        );
+        assert_eq!(
+            Encoding::Base32.parse("U000000000000"),
+            e(ParseErrorKind::InvalidDigit { at: 0 })
+        );
+        assert_eq!(
+            Encoding::Base32.parse("8000000000000"),
+            e(ParseErrorKind::Overflow)
+        );
+        assert_eq!(
+            Encoding::parse_any("hello"),
+            e(ParseErrorKind::InvalidDigit { at: 0 })
+        );
+    }
+}

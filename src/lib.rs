@@ -1,0 +1,96 @@
+//! # flakeid: Snowflake-family IDs, minted lock-free and proven unique
+//!
+//! An ID is a non-negative 64-bit integer (63 usable bits) made of three fields: the
+//! **time** in ticks since an epoch (most significant, so IDs sort by time), a **sequence**
+//! number that counts IDs within one tick, and a **node** id that tells minting processes
+//! apart. Two nodes never collide; one node never repeats itself; no database is asked.
+//!
+//! ## Choosing a layout
+//!
+//! | layout | lifetime | IDs/s per node | nodes | pick it when |
+//! |---|---|---|---|---|
+//! | [`Layout::snowflake`] (41 time, 5+5 node, 12 seq, 1 ms) | 69.68 years (to 2080) | 4,096,000 | 1,024 | you need Twitter-compatible IDs or high rates per node |
+//! | [`Layout::sonyflake`] (39 time, 8 seq, 16 machine, 10 ms) | 174.21 years (to 2199) | 25,600 | 65,536 | many machines, modest rates, a long life |
+//! | [`Layout::builder`] | your choice | `2^seq / unit` | `2^node` | anything else, e.g. 53-bit IDs JavaScript can hold |
+//!
+//! More time bits buy lifetime, more sequence bits buy rate per node, more node bits buy
+//! nodes; a longer unit buys lifetime at the cost of rate. [`Layout::sonyflake_v2`] applies
+//! Sonyflake's own rules to custom Sonyflake settings.
+//!
+//! ## Guarantees
+//!
+//! - **Unique**: a [`Generator`] hands out each (tick, sequence) pair once, by
+//!   compare-and-swap on one packed `AtomicU64`; distinct node ids make generators disjoint.
+//! - **Strictly increasing per generator**, from every thread's point of view, whatever the
+//!   clock does.
+//! - **Sequence exhausted**: the call waits for the next tick (sleeping while far, spinning
+//!   at the boundary), then mints with sequence 0. [`Generator::try_next_id`] returns
+//!   [`Error::WouldBlock`] with the wait instead.
+//! - **Clock behind the last tick**: chosen by [`ClockPolicy`]: reject (Snowflake), continue
+//!   on the last tick (Sonyflake, the default), or wait. Every wait is bounded
+//!   ([`GeneratorBuilder::max_wait`]); the default clock is monotonic ([`MonotonicClock`]),
+//!   so an NTP step inside the process never moves it backwards. After a restart,
+//!   [`GeneratorBuilder::resume_after`] continues past a persisted last ID.
+//! - **Lifetime**: past the layout's last tick every call fails with
+//!   [`Error::PastLifetime`]; an ID never wraps or turns negative.
+//! - **No panics on input**: every bad layout, node id, time or ID string gets its own
+//!   [`Error`] variant. Nothing on the minting path allocates.
+//!
+//! ## Example
+//!
+//! ```
+//! use flakeid::{Generator, Layout};
+//!
+//! let layout = Layout::snowflake();
+//! let generator = Generator::builder(layout).datacenter(1).worker(7).build()?;
+//! let id = generator.next_id()?;
+//! let parts = layout.decompose(id.get())?;
+//! assert_eq!(layout.split_node(parts.node), (1, 7));
+//! println!("{id} was minted at Unix ms {}", layout.unix_ms_of(parts.ticks));
+//!
+//! // The worked example of the reference: 2026-10-31T12:00:00Z, dc 3, worker 17, seq 42.
+//! let ticks = layout.ticks_at(1_793_448_000_000 * 1_000_000)?;
+//! let id = layout.compose(ticks, 42, layout.node_of(3, 17)?)?;
+//! assert_eq!(id, 2116500430648709162);
+//! # Ok::<(), flakeid::Error>(())
+//! ```
+//!
+//! ## How flakeid treats the references' behaviours
+//!
+//! | behaviour | Twitter Snowflake | Sonyflake | flakeid |
+//! |---|---|---|---|
+//! | clock behind | throws, state unchanged | keeps counting on the last tick, sleeps as long as the clock jumped | your choice of either, or wait; every wait bounded |
+//! | sequence exhausted | busy-spins to the next ms | sleeps to the next unit holding a mutex | sleeps while far, spins at the boundary, no lock |
+//! | past the lifetime | IDs silently turn negative | `over the time limit` | [`Error::PastLifetime`] |
+//! | clock | wall clock | wall clock | monotonic, anchored to the wall clock (or [`SystemClock`], [`ManualClock`]) |
+//! | first ID | time part may be 0 | time part never 0 | as Sonyflake |
+//! | machine id from IP | - | first private IPv4, last two octets | same rule, [`node::private_ip_machine_id`] |
+//! | out-of-range fields | masked | range-checked | range-checked, never masked |
+
+#![warn(missing_docs)]
+
+mod clock;
+pub mod encoding;
+mod error;
+mod generator;
+mod id;
+mod layout;
+pub mod node;
+pub mod rfc3339;
+pub mod state;
+mod sync;
+
+pub use clock::{Clock, ManualClock, MonotonicClock, SystemClock};
+pub use encoding::Encoding;
+pub use error::{Error, Field, ParseErrorKind};
+pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder};
+pub use id::Id;
+pub use layout::{
+    Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
+    SonyflakeSettings, TWEPOCH_MS,
+};
+pub use state::ClockPolicy;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,624 @@
+//! `flakeid`: mint, decode, compose and explain Snowflake-family IDs from the shell.
+
+use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use flakeid::rfc3339::{self, Timestamp};
+use flakeid::{Encoding, Error, Field, Generator, Id, Layout, Order, Parts};
+
+const LAYOUT_HELP: &str = "Layout: snowflake (default), sonyflake (v2 defaults), sonyflake-v1, \
+or a custom layout `key=value,...` with keys time, seq, node (bits), dc (datacenter bits \
+inside node), order (tns = time|node|seq, tsn = time|seq|node), unit (e.g. 1ms, 10ms, 1500us) \
+and epoch (RFC 3339 or Unix ms). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z";
+
+#[derive(Parser)]
+#[command(
+    name = "flakeid",
+    version,
+    about = "Mint, decode, compose and explain 64-bit Snowflake-family IDs",
+    after_help = "Examples:\n  flakeid gen -n 5 --datacenter 1 --worker 2\n  flakeid gen --layout sonyflake --machine-id 2565 --format hex\n  flakeid decode 2116500430648709162\n  flakeid layout --layout sonyflake\n  flakeid compose --time 2026-10-31T12:00:00Z --sequence 42 --datacenter 3 --worker 17"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Mint new IDs, one per line, strictly increasing.
+    #[command(
+        after_help = "Example:\n  flakeid gen -n 3 --datacenter 1 --worker 2\n  flakeid gen --layout sonyflake --machine-id-from private-ip --format json"
+    )]
+    Gen(GenArgs),
+    /// Decode IDs (decimal, 0x hex or base32) from the arguments or standard input.
+    #[command(
+        after_help = "Example:\n  flakeid decode 2116500430648709162\n  flakeid gen -n 1000 --node 1 | flakeid decode --json"
+    )]
+    Decode(DecodeArgs),
+    /// Build an ID from its fields; each is range-checked.
+    #[command(
+        after_help = "Example:\n  flakeid compose --time 2026-10-31T12:00:00Z --sequence 42 --datacenter 3 --worker 17\n  flakeid compose --layout sonyflake --ticks 5775840000 --sequence 7 --machine-id 2565"
+    )]
+    Compose(ComposeArgs),
+    /// Show a layout's facts: fields, unit, epoch, lifetime, capacity.
+    #[command(
+        after_help = "Example:\n  flakeid layout\n  flakeid layout --layout 'seq=8,node=4,time=41,epoch=2025-01-01T00:00:00Z' --json"
+    )]
+    Layout(LayoutArgs),
+    /// Measure sustained minting: IDs per second and the share of the layout's cap.
+    #[command(
+        after_help = "Example:\n  flakeid bench --seconds 2\n  flakeid bench --threads 2 --sharded --layout 'seq=22,node=4,epoch=2025-01-01T00:00:00Z'"
+    )]
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct LayoutArg {
+    #[arg(long, short = 'l', default_value = "snowflake", help = LAYOUT_HELP)]
+    layout: String,
+}
+
+#[derive(Args, Default)]
+struct NodeArgs {
+    /// Node id (the whole node field).
+    #[arg(long, conflicts_with_all = ["datacenter", "worker", "machine_id", "machine_id_from"])]
+    node: Option<u64>,
+    /// Snowflake datacenter id (with --worker).
+    #[arg(long, requires = "worker")]
+    datacenter: Option<u64>,
+    /// Snowflake worker id (with --datacenter).
+    #[arg(long, requires = "datacenter")]
+    worker: Option<u64>,
+    /// Sonyflake machine id.
+    #[arg(long, conflicts_with_all = ["datacenter", "worker", "machine_id_from"])]
+    machine_id: Option<u64>,
+    /// Derive the machine id: `private-ip` is Sonyflake's rule (last two octets of the first
+    /// private IPv4 address).
+    #[arg(long, value_enum)]
+    machine_id_from: Option<MachineIdSource>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MachineIdSource {
+    PrivateIp,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    Decimal,
+    Hex,
+    Base32,
+    Json,
+}
+
+#[derive(Args)]
+struct GenArgs {
+    #[command(flatten)]
+    layout: LayoutArg,
+    #[command(flatten)]
+    node: NodeArgs,
+    /// How many IDs.
+    #[arg(short = 'n', long, default_value_t = 1)]
+    count: u64,
+    /// Output format (json prints each ID as a JSON string, safe for JavaScript).
+    #[arg(long, value_enum, default_value_t = Format::Decimal)]
+    format: Format,
+}
+
+#[derive(Args)]
+struct DecodeArgs {
+    #[command(flatten)]
+    layout: LayoutArg,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// IDs; with none, read one per line from standard input.
+    ids: Vec<String>,
+}
+
+#[derive(Args)]
+struct ComposeArgs {
+    #[command(flatten)]
+    layout: LayoutArg,
+    /// The time, RFC 3339 (e.g. 2026-10-31T12:00:00Z).
+    #[arg(long, conflicts_with = "ticks", required_unless_present = "ticks")]
+    time: Option<String>,
+    /// The time part as ticks since the epoch.
+    #[arg(long)]
+    ticks: Option<u64>,
+    /// The sequence number.
+    #[arg(long, short = 's', default_value_t = 0)]
+    sequence: u64,
+    #[command(flatten)]
+    node: NodeArgs,
+}
+
+#[derive(Args)]
+struct LayoutArgs {
+    #[command(flatten)]
+    layout: LayoutArg,
+    /// JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    layout: LayoutArg,
+    /// Minting threads.
+    #[arg(long, short = 't', default_value_t = 1)]
+    threads: u64,
+    /// One generator per thread, each with its own node id (0, 1, ...), instead of one
+    /// shared generator.
+    #[arg(long)]
+    sharded: bool,
+    /// How long to run.
+    #[arg(long, default_value_t = 2.0)]
+    seconds: f64,
+}
+
+/// An error with the flag it concerns, printed as `error: --flag: message`.
+struct CliError {
+    flag: Option<&'static str>,
+    message: String,
+}
+
+impl CliError {
+    fn new(flag: Option<&'static str>, e: impl std::fmt::Display) -> Self {
+        CliError {
+            flag,
+            message: e.to_string(),
+        }
+    }
+}
+
+type CliResult<T = ()> = Result<T, CliError>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(a) => gen_ids(a),
+        Command::Decode(a) => decode(a),
+        Command::Compose(a) => compose(a),
+        Command::Layout(a) => layout(a),
+        Command::Bench(a) => bench(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            match e.flag {
+                Some(flag) => eprintln!("error: {flag}: {}", e.message),
+                None => eprintln!("error: {}", e.message),
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
+    arg.layout
+        .parse()
+        .map_err(|e| CliError::new(Some("--layout"), e))
+}
+
+fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
+    match field {
+        Field::Datacenter => "--datacenter",
+        Field::Worker => "--worker",
+        _ if args.machine_id.is_some() => "--machine-id",
+        _ if args.machine_id_from.is_some() => "--machine-id-from",
+        _ => "--node",
+    }
+}
+
+/// The node id the flags name, checked against the layout.
+fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
+    let node = match (args.node.or(args.machine_id), args.datacenter, args.worker) {
+        (Some(n), _, _) => n,
+        (None, Some(d), Some(w)) => layout.node_of(d, w).map_err(|e| {
+            let flag = match e {
+                Error::OutOfRange { field, .. } => node_flag(field, args),
+                _ => "--datacenter",
+            };
+            CliError::new(Some(flag), e)
+        })?,
+        _ => match args.machine_id_from {
+            Some(MachineIdSource::PrivateIp) => flakeid::node::private_ip_machine_id()
+                .map(u64::from)
+                .map_err(|e| CliError::new(Some("--machine-id-from"), e))?,
+            None if layout.node_bits() == 0 => 0,
+            None => {
+                let hint = if layout.datacenter_bits() > 0 {
+                    "--datacenter D --worker W, or --node N"
+                } else {
+                    "--machine-id M, --machine-id-from private-ip, or --node N"
+                };
+                return Err(CliError::new(
+                    None,
+                    format!(
+                        "the layout has {} node bits: give a node id with {hint}",
+                        layout.node_bits()
+                    ),
+                ));
+            }
+        },
+    };
+    if node > layout.max_node() {
+        let e = Error::OutOfRange {
+            field: Field::Node,
+            value: node,
+            max: layout.max_node(),
+        };
+        return Err(CliError::new(Some(node_flag(Field::Node, args)), e));
+    }
+    Ok(node)
+}
+
+fn io_err(e: io::Error) -> CliError {
+    CliError::new(None, e)
+}
+
+fn gen_ids(a: GenArgs) -> CliResult<ExitCode> {
+    let layout = parse_layout(&a.layout)?;
+    let node = resolve_node(&layout, &a.node)?;
+    let generator = Generator::builder(layout)
+        .node(node)
+        .max_wait(Duration::from_secs(60))
+        .build()
+        .map_err(|e| CliError::new(None, e))?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut batch = vec![Id::default(); 4096];
+    let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+    let mut left = a.count;
+    while left > 0 {
+        let want = left.min(batch.len() as u64) as usize;
+        let n = generator
+            .next_ids(&mut batch[..want])
+            .map_err(|e| CliError::new(None, e))?;
+        for id in &batch[..n] {
+            let res = match a.format {
+                Format::Decimal => writeln!(out, "{}", id.encode(Encoding::Decimal, &mut buf)),
+                Format::Hex => writeln!(out, "{}", id.encode(Encoding::Hex, &mut buf)),
+                Format::Base32 => writeln!(out, "{}", id.encode(Encoding::Base32, &mut buf)),
+                Format::Json => writeln!(out, "\"{}\"", id.encode(Encoding::Decimal, &mut buf)),
+            };
+            if let Err(e) = res {
+                return quiet_on_broken_pipe(e);
+            }
+        }
+        left -= n as u64;
+    }
+    out.flush().or_else(quiet_on_broken_pipe)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flakeid gen | head` closes the pipe early; that is not an error.
+fn quiet_on_broken_pipe<T>(e: io::Error) -> CliResult<T> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    Err(io_err(e))
+}
+
+fn write_json_record(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io::Result<()> {
+    let ns = layout.unix_ns_of(p.ticks) as i128;
+    write!(
+        out,
+        "{{\"id\":\"{id}\",\"ticks\":{},\"unix_ms\":{},\"time\":\"{}\",\"sequence\":{},\"node\":{}",
+        p.ticks,
+        layout.unix_ms_of(p.ticks),
+        Timestamp(ns - ns % 1_000_000),
+        p.sequence,
+        p.node
+    )?;
+    if layout.datacenter_bits() > 0 {
+        let (dc, worker) = layout.split_node(p.node);
+        write!(out, ",\"datacenter\":{dc},\"worker\":{worker}")?;
+    }
+    if layout.order() == Order::TimeSequenceNode {
+        write!(out, ",\"machine\":{}", p.node)?;
+    }
+    writeln!(out, "}}")
+}
+
+fn write_table_row(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io::Result<()> {
+    let ns = layout.unix_ns_of(p.ticks) as i128;
+    write!(
+        out,
+        "{id:<20} {:<25} {:>14} {:>8} {:>8}",
+        Timestamp(ns - ns % 1_000_000).to_string(),
+        p.ticks,
+        p.sequence,
+        p.node
+    )?;
+    if layout.datacenter_bits() > 0 {
+        let (dc, worker) = layout.split_node(p.node);
+        write!(out, " {dc:>10} {worker:>6}")?;
+    }
+    writeln!(out)
+}
+
+fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
+    let layout = parse_layout(&a.layout)?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    if !a.json {
+        write!(
+            out,
+            "{:<20} {:<25} {:>14} {:>8} {:>8}",
+            "id", "time", "ticks", "sequence", "node"
+        )
+        .or_else(quiet_on_broken_pipe)?;
+        if layout.datacenter_bits() > 0 {
+            write!(out, " {:>10} {:>6}", "datacenter", "worker").or_else(quiet_on_broken_pipe)?;
+        }
+        writeln!(out).or_else(quiet_on_broken_pipe)?;
+    }
+    let mut bad_lines = 0u64;
+    let mut one = |line_no: usize, text: &str, out: &mut BufWriter<_>| -> CliResult {
+        let parsed = Encoding::parse_any(text).and_then(|id| Ok((id, layout.decompose(id)?)));
+        match parsed {
+            Ok((id, p)) => {
+                let res = if a.json {
+                    write_json_record(out, &layout, id, &p)
+                } else {
+                    write_table_row(out, &layout, id, &p)
+                };
+                res.or_else(quiet_on_broken_pipe)
+            }
+            Err(e) => {
+                bad_lines += 1;
+                let _ = out.flush();
+                if a.ids.is_empty() {
+                    eprintln!("line {line_no}: {:?}: {e}", text.trim());
+                } else {
+                    eprintln!("argument {line_no}: {text:?}: {e}");
+                }
+                Ok(())
+            }
+        }
+    };
+    if a.ids.is_empty() {
+        let stdin = io::stdin();
+        let mut reader = stdin.lock();
+        let mut line = String::new();
+        let mut line_no = 0;
+        loop {
+            line.clear();
+            if reader.read_line(&mut line).map_err(io_err)? == 0 {
+                break;
+            }
+            line_no += 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            one(line_no, &line, &mut out)?;
+        }
+    } else {
+        for (i, text) in a.ids.iter().enumerate() {
+            one(i + 1, text, &mut out)?;
+        }
+    }
+    out.flush().or_else(quiet_on_broken_pipe)?;
+    Ok(if bad_lines > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn compose(a: ComposeArgs) -> CliResult<ExitCode> {
+    let layout = parse_layout(&a.layout)?;
+    let node = resolve_node(&layout, &a.node)?;
+    let (ticks, flag) = match (&a.time, a.ticks) {
+        (Some(t), _) => {
+            let ns = rfc3339::parse(t).map_err(|e| CliError::new(Some("--time"), e))?;
+            let ticks = match u64::try_from(ns) {
+                Ok(ns) => layout.ticks_at(ns),
+                Err(_) if ns < 0 => Err(Error::BeforeEpoch {
+                    by: Duration::from_nanos(
+                        u64::try_from(i128::from(layout.epoch_unix_ns()) - ns).unwrap_or(u64::MAX),
+                    ),
+                }),
+                Err(_) => Err(Error::PastLifetime {
+                    end_unix_ms: layout.end_unix_ms(),
+                }),
+            }
+            .map_err(|e| CliError::new(Some("--time"), e))?;
+            (ticks, "--time")
+        }
+        (None, Some(t)) => (t, "--ticks"),
+        (None, None) => return Err(CliError::new(None, "give --time or --ticks")),
+    };
+    let id = layout.compose(ticks, a.sequence, node).map_err(|e| {
+        let flag = match e {
+            Error::OutOfRange {
+                field: Field::Sequence,
+                ..
+            } => "--sequence",
+            Error::OutOfRange {
+                field: Field::Ticks,
+                ..
+            } => flag,
+            _ => node_flag(Field::Node, &a.node),
+        };
+        CliError::new(Some(flag), e)
+    })?;
+    println!("{id}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
+    let l = parse_layout(&a.layout)?;
+    let end = Timestamp(l.end_unix_ns() as i128);
+    let epoch = Timestamp(i128::from(l.epoch_unix_ns()));
+    if a.json {
+        println!(
+            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{},\"max_nodes\":{},\"bits\":{}}}",
+            l.time_bits(),
+            l.sequence_bits(),
+            l.node_bits(),
+            l.datacenter_bits(),
+            l.worker_bits(),
+            order_name(l.order()),
+            l.unit_ns(),
+            l.epoch_unix_ms(),
+            l.lifetime_years(),
+            l.ids_per_second_per_node(),
+            l.max_nodes(),
+            l.bits(),
+        );
+    } else {
+        println!("layout          {l}");
+        println!("fields          {}", field_diagram(&l));
+        println!("unit            {:?}", l.unit());
+        println!("epoch           {epoch}");
+        println!("lifetime        {:.2} years", l.lifetime_years());
+        println!("ends            {end} (first instant that no longer fits)");
+        println!("IDs/s per node  {}", l.ids_per_second_per_node());
+        println!("nodes           {}", l.max_nodes());
+        println!(
+            "ID width        {} bits{}",
+            l.bits(),
+            if l.bits() <= 53 {
+                " (JavaScript-safe)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn order_name(o: Order) -> &'static str {
+    match o {
+        Order::TimeNodeSequence => "time|node|sequence",
+        Order::TimeSequenceNode => "time|sequence|node",
+    }
+}
+
+fn field_diagram(l: &Layout) -> String {
+    let node = if l.datacenter_bits() > 0 {
+        format!(
+            "datacenter {} | worker {}",
+            l.datacenter_bits(),
+            l.worker_bits()
+        )
+    } else {
+        format!("node {}", l.node_bits())
+    };
+    let pad = if l.bits() < 63 {
+        format!("0 x{} | ", 64 - l.bits())
+    } else {
+        "0 | ".to_owned()
+    };
+    match l.order() {
+        Order::TimeNodeSequence => format!(
+            "{pad}time {} | {node} | sequence {}",
+            l.time_bits(),
+            l.sequence_bits()
+        ),
+        Order::TimeSequenceNode => format!(
+            "{pad}time {} | sequence {} | {node}",
+            l.time_bits(),
+            l.sequence_bits()
+        ),
+    }
+}
+
+fn bench(a: BenchArgs) -> CliResult<ExitCode> {
+    let layout = parse_layout(&a.layout)?;
+    if a.threads == 0 || a.threads > 1024 {
+        return Err(CliError::new(Some("--threads"), "must be 1..=1024"));
+    }
+    if !(a.seconds > 0.0 && a.seconds <= 3600.0) {
+        return Err(CliError::new(Some("--seconds"), "must be in (0, 3600]"));
+    }
+    let shards = if a.sharded { a.threads } else { 1 };
+    if shards > layout.max_nodes() {
+        return Err(CliError::new(
+            Some("--threads"),
+            format!(
+                "{shards} shards need {shards} node ids; the layout has {}",
+                layout.max_nodes()
+            ),
+        ));
+    }
+    let build = |node| {
+        Generator::builder(layout)
+            .node(node)
+            .max_wait(Duration::from_secs(5))
+            .build()
+            .map(Arc::new)
+            .map_err(|e| CliError::new(None, e))
+    };
+    let generators: Vec<_> = (0..shards).map(build).collect::<CliResult<_>>()?;
+    let duration = Duration::from_secs_f64(a.seconds);
+    let stop = Arc::new(AtomicBool::new(false));
+    let total = Arc::new(AtomicU64::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..a.threads)
+        .map(|t| {
+            let g = Arc::clone(&generators[(t % shards) as usize]);
+            let (stop, total) = (Arc::clone(&stop), Arc::clone(&total));
+            std::thread::spawn(move || -> Result<(), Error> {
+                let mut batch = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..1024 {
+                        std::hint::black_box(g.next_id()?);
+                    }
+                    batch += 1024;
+                    if batch >= 1 << 16 {
+                        total.fetch_add(batch, Ordering::Relaxed);
+                        batch = 0;
+                    }
+                }
+                total.fetch_add(batch, Ordering::Relaxed);
+                Ok(())
+            })
+        })
+        .collect();
+    let bar = io::stderr().is_terminal();
+    while started.elapsed() < duration {
+        std::thread::sleep(
+            Duration::from_millis(100).min(duration.saturating_sub(started.elapsed())),
+        );
+        if bar {
+            let frac = (started.elapsed().as_secs_f64() / a.seconds).min(1.0);
+            let filled = (frac * 30.0) as usize;
+            eprint!(
+                "\r[{}{}] {:5.1}s {:>14} ids",
+                "#".repeat(filled),
+                " ".repeat(30 - filled),
+                started.elapsed().as_secs_f64(),
+                total.load(Ordering::Relaxed)
+            );
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for w in workers {
+        w.join()
+            .map_err(|_| CliError::new(None, "a bench thread panicked"))?
+            .map_err(|e| CliError::new(None, e))?;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    if bar {
+        eprintln!();
+    }
+    let ids = total.load(Ordering::Relaxed);
+    let rate = ids as f64 / elapsed;
+    let cap = layout.ids_per_second_per_node() * shards as f64;
+    println!(
+        "{ids} ids in {elapsed:.2} s: {rate:.0} ids/s, {:.1} ns/id; {:.2}% of the cap of {cap:.0} ids/s ({shards} node{})",
+        elapsed * 1e9 / ids.max(1) as f64,
+        rate / cap * 100.0,
+        if shards == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,229 @@
+//! RFC 3339 timestamps in UTC, without a date-time dependency.
+//!
+//! Days are converted with Howard Hinnant's `days_from_civil` / `civil_from_days`
+//! algorithms, exact over the proleptic Gregorian calendar.
+
+use core::fmt::{self, Write};
+
+use crate::error::{Error, ParseErrorKind};
+
+const NS_PER_SEC: i128 = 1_000_000_000;
+
+/// Days from 1970-01-01 to the given civil date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The civil date (year, month, day) of a day count from 1970-01-01.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Writes `unix_ns` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, with nine fractional digits instead of
+/// three when the instant is not a whole millisecond.
+pub fn write(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
+    let secs = unix_ns.div_euclid(NS_PER_SEC);
+    let nanos = unix_ns.rem_euclid(NS_PER_SEC) as u32;
+    let days = secs.div_euclid(86_400) as i64;
+    let sod = secs.rem_euclid(86_400) as u32;
+    let (y, mo, d) = civil_from_days(days);
+    write!(
+        out,
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )?;
+    if nanos % 1_000_000 == 0 {
+        write!(out, ".{:03}Z", nanos / 1_000_000)
+    } else {
+        write!(out, ".{nanos:09}Z")
+    }
+}
+
+/// A displayable RFC 3339 timestamp for a count of Unix nanoseconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Timestamp(pub i128);
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write(f, self.0)
+    }
+}
+
+fn bad() -> Error {
+    Error::Parse(ParseErrorKind::Timestamp)
+}
+
+fn digits(s: &[u8], at: usize, n: usize) -> Result<u32, Error> {
+    let part = s.get(at..at + n).ok_or_else(bad)?;
+    part.iter().try_fold(0u32, |acc, &b| {
+        if b.is_ascii_digit() {
+            Ok(acc * 10 + u32::from(b - b'0'))
+        } else {
+            Err(bad())
+        }
+    })
+}
+
+fn expect(s: &[u8], at: usize, want: &[u8]) -> Result<(), Error> {
+    match s.get(at) {
+        Some(b) if want.contains(b) => Ok(()),
+        _ => Err(bad()),
+    }
+}
+
+/// Parses an RFC 3339 timestamp (`2026-10-31T12:00:00Z`, fractions of a second and
+/// `+HH:MM` offsets allowed) into Unix nanoseconds.
+pub fn parse(text: &str) -> Result<i128, Error> {
+    let s = text.trim().as_bytes();
+    let year = digits(s, 0, 4)?;
+    expect(s, 4, b"-")?;
+    let month = digits(s, 5, 2)?;
+    expect(s, 7, b"-")?;
+    let day = digits(s, 8, 2)?;
+    expect(s, 10, b"Tt ")?;
+    let hour = digits(s, 11, 2)?;
+    expect(s, 13, b":")?;
+    let minute = digits(s, 14, 2)?;
+    expect(s, 16, b":")?;
+    let second = digits(s, 17, 2)?;
+    let year = i64::from(year);
+    if !(1..=12).contains(&month)
+        || day == 0
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
+        return Err(bad());
+    }
+    let mut at = 19;
+    let mut nanos: u32 = 0;
+    if s.get(at) == Some(&b'.') {
+        at += 1;
+        let start = at;
+        while let Some(b) = s.get(at).filter(|b| b.is_ascii_digit()) {
+            if at - start < 9 {
+                nanos = nanos * 10 + u32::from(b - b'0');
+            }
+            at += 1;
+        }
+        let n = at - start;
+        if n == 0 {
+            return Err(bad());
+        }
+        for _ in n..9 {
+            nanos *= 10;
+        }
+    }
+    let offset_secs: i64 = match s.get(at) {
+        Some(b'Z' | b'z') if at + 1 == s.len() => 0,
+        Some(&sign @ (b'+' | b'-')) if at + 6 == s.len() => {
+            let h = digits(s, at + 1, 2)?;
+            expect(s, at + 3, b":")?;
+            let m = digits(s, at + 4, 2)?;
+            if h > 23 || m > 59 {
+                return Err(bad());
+            }
+            let off = i64::from(h * 3600 + m * 60);
+            if sign == b'+' { off } else { -off }
+        }
+        _ => return Err(bad()),
+    };
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset_secs;
+    Ok(i128::from(secs) * NS_PER_SEC + i128::from(nanos))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(ns: i128) -> String {
+        Timestamp(ns).to_string()
+    }
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(fmt(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            fmt(1_288_834_974_657 * 1_000_000),
+            "2010-11-04T01:42:54.657Z"
+        );
+        assert_eq!(
+            fmt(3_487_858_230_209 * 1_000_000),
+            "2080-07-10T17:30:30.209Z"
+        );
+        assert_eq!(fmt(1_500_000_001), "1970-01-01T00:00:01.500000001Z");
+        assert_eq!(
+            parse("2010-11-04T01:42:54.657Z").unwrap(),
+            1_288_834_974_657_000_000
+        );
+        assert_eq!(
+            parse("2026-10-31T12:00:00Z").unwrap(),
+            1_793_448_000_000 * 1_000_000
+        );
+        assert_eq!(
+            parse("2026-10-31T14:00:00+02:00").unwrap(),
+            parse("2026-10-31T12:00:00Z").unwrap()
+        );
+        assert_eq!(parse("1969-12-31T23:59:59Z").unwrap(), -1_000_000_000);
+    }
+
+    #[test]
+    fn round_trip_over_many_days() {
+        let mut ns: i128 = -5_000_000_000_000_000_000;
+        while ns < 9_000_000_000_000_000_000 {
+            assert_eq!(parse(&fmt(ns)).unwrap(), ns, "{}", fmt(ns));
+            ns += 86_399_999_999_937;
+        }
+    }
+
+    #[test]
+    fn rejects_malformed() {
+        for bad in [
+            "",
+            "2026-10-31",
+            "2026-13-01T00:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2026-10-31T24:00:00Z",
+            "2026-10-31T12:00:00",
+            "2026-10-31T12:00:00.Z",
+            "2026-10-31T12:00:00Zjunk",
+            "2026-10-31T12:00:00+0200",
+            "２026-10-31T12:00:00Z",
+        ] {
+            assert_eq!(
+                parse(bad),
+                Err(Error::Parse(ParseErrorKind::Timestamp)),
+                "{bad}"
+            );
+        }
+        assert!(parse("2024-02-29T00:00:00Z").is_ok());
+    }
+}

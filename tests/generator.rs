@@ -1,0 +1,382 @@
+//! The generator against a manual clock: the reference behaviours, each policy, the edges.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flakeid::{ClockPolicy, Error, Field, Generator, Layout, ManualClock, TWEPOCH_MS};
+
+/// 2026-10-31T12:00:00Z.
+const T0_MS: u64 = 1_793_448_000_000;
+/// Ticks of the tiny layout at `T0_MS` (its epoch lies a day before).
+const T0_TICKS: u64 = 86_400_000;
+
+/// A small layout that runs out quickly: 4 sequence numbers per 1 ms tick.
+fn tiny() -> Layout {
+    Layout::builder()
+        .time_bits(40)
+        .sequence_bits(2)
+        .node_bits(3)
+        .epoch_unix_ms(T0_MS - T0_TICKS)
+        .build()
+        .unwrap()
+}
+
+fn generator(layout: Layout, policy: ClockPolicy, clock: &ManualClock) -> Generator<ManualClock> {
+    Generator::builder(layout)
+        .node(5)
+        .policy(policy)
+        .max_wait(Duration::from_millis(20))
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+const POLICIES: [ClockPolicy; 3] = [
+    ClockPolicy::Reject,
+    ClockPolicy::Continue,
+    ClockPolicy::Wait,
+];
+
+#[test]
+fn first_id_carries_the_clock_tick_sequence_zero_and_the_node() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(Layout::snowflake())
+        .datacenter(3)
+        .worker(17)
+        .clock(clock)
+        .build()
+        .unwrap();
+    let id = g.next_id().unwrap();
+    let p = Layout::snowflake().decompose(id.get()).unwrap();
+    assert_eq!((p.ticks, p.sequence), (504_613_025_343, 0));
+    assert_eq!(id.get(), 2_116_500_430_648_709_162 - 42);
+    assert_eq!(g.next_id().unwrap().get(), id.get() + 1);
+}
+
+#[test]
+fn sonyflake_preset_matches_the_worked_example() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(Layout::sonyflake())
+        .machine_id(2565)
+        .clock(clock)
+        .build()
+        .unwrap();
+    let ids: Vec<u64> = (0..8).map(|_| g.next_id().unwrap().get()).collect();
+    assert_eq!(ids[7], 96_902_515_261_901_317);
+}
+
+#[test]
+fn exhaustion_moves_to_the_next_tick_with_sequence_zero() {
+    for policy in POLICIES {
+        let clock = ManualClock::from_unix_ms(T0_MS);
+        let g = generator(tiny(), policy, &clock);
+        let l = tiny();
+        for seq in 0..4 {
+            let p = l.decompose(g.next_id().unwrap().get()).unwrap();
+            assert_eq!((p.ticks, p.sequence, p.node), (T0_TICKS, seq, 5));
+        }
+        // Non-blocking: says how long to wait, changes nothing.
+        let before = g.last_id();
+        assert_eq!(
+            g.try_next_id(),
+            Err(Error::WouldBlock {
+                wait: Duration::from_millis(1)
+            })
+        );
+        assert_eq!(g.last_id(), before);
+        // Blocking with a clock that stands still: bounded, then a clear error.
+        assert!(matches!(g.next_id(), Err(Error::WaitTooLong { .. })));
+        // Blocking while another thread moves the clock: waits, then tick + 1, sequence 0.
+        let mover = clock.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(2));
+            mover.advance(Duration::from_micros(1_000));
+        });
+        let p = l.decompose(g.next_id().unwrap().get()).unwrap();
+        t.join().unwrap();
+        assert_eq!((p.ticks, p.sequence), (T0_TICKS + 1, 0), "{policy:?}");
+    }
+}
+
+#[test]
+fn reject_policy_errors_on_a_backwards_clock_and_changes_no_state() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = generator(tiny(), ClockPolicy::Reject, &clock);
+    let first = g.next_id().unwrap();
+    clock.step_back(Duration::from_millis(3));
+    assert_eq!(
+        g.next_id(),
+        Err(Error::ClockBehind {
+            by: Duration::from_millis(3)
+        })
+    );
+    assert_eq!(g.last_id(), first);
+    clock.advance(Duration::from_millis(3));
+    let p = tiny().decompose(g.next_id().unwrap().get()).unwrap();
+    assert_eq!((p.ticks, p.sequence), (T0_TICKS, 1));
+}
+
+#[test]
+fn continue_policy_keeps_counting_on_the_last_tick() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = generator(tiny(), ClockPolicy::Continue, &clock);
+    g.next_id().unwrap();
+    clock.step_back(Duration::from_secs(3600));
+    for seq in 1..4 {
+        let p = tiny().decompose(g.next_id().unwrap().get()).unwrap();
+        assert_eq!((p.ticks, p.sequence), (T0_TICKS, seq));
+    }
+    // Sequence used up an hour ahead of the clock: fails fast instead of sleeping an hour.
+    let started = std::time::Instant::now();
+    match g.next_id() {
+        Err(Error::WaitTooLong { needed, bound }) => {
+            assert!(needed > Duration::from_secs(3599), "{needed:?}");
+            assert_eq!(bound, Duration::from_millis(20));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn wait_policy_waits_for_the_clock_to_catch_up() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = generator(tiny(), ClockPolicy::Wait, &clock);
+    g.next_id().unwrap();
+    clock.step_back(Duration::from_millis(5));
+    assert_eq!(
+        g.try_next_id(),
+        Err(Error::WouldBlock {
+            wait: Duration::from_millis(5)
+        })
+    );
+    let mover = clock.clone();
+    let t = std::thread::spawn(move || {
+        for _ in 0..5 {
+            std::thread::sleep(Duration::from_millis(1));
+            mover.advance(Duration::from_millis(1));
+        }
+    });
+    let p = tiny().decompose(g.next_id().unwrap().get()).unwrap();
+    t.join().unwrap();
+    assert_eq!((p.ticks, p.sequence), (T0_TICKS, 1));
+}
+
+#[test]
+fn strictly_increasing_under_every_policy_whatever_the_clock_does() {
+    for policy in POLICIES {
+        let clock = ManualClock::from_unix_ms(T0_MS);
+        let g = Generator::builder(tiny())
+            .node(1)
+            .policy(policy)
+            .max_wait(Duration::ZERO)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let mut last = 0;
+        let mut minted = 0;
+        let mut rng = 0x1234_5678_9ABC_DEF1u64;
+        for _ in 0..20_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            match rng % 8 {
+                0 => clock.advance(Duration::from_micros(rng % 3_000)),
+                1 => clock.step_back(Duration::from_micros(rng % 2_000)),
+                _ => {} // stands still
+            }
+            match g.next_id() {
+                Ok(id) => {
+                    assert!(id.get() > last, "{policy:?}");
+                    last = id.get();
+                    minted += 1;
+                }
+                Err(Error::WaitTooLong { .. }) => {}
+                Err(Error::ClockBehind { .. }) if policy == ClockPolicy::Reject => {}
+                Err(e) => panic!("{policy:?}: {e}"),
+            }
+        }
+        assert!(minted > 2_000, "{policy:?} minted only {minted}");
+    }
+}
+
+#[test]
+fn lifetime_ends_with_an_error_not_a_wrapped_id() {
+    let l = Layout::builder()
+        .time_bits(8)
+        .sequence_bits(1)
+        .node_bits(0)
+        .unit(Duration::from_millis(1))
+        .epoch_unix_ms(T0_MS)
+        .build()
+        .unwrap();
+    // Last tick of the lifetime.
+    let clock = ManualClock::from_unix_ms(T0_MS + 255);
+    let g = Generator::builder(l).clock(clock.clone()).build().unwrap();
+    assert_eq!(g.next_id().unwrap().get(), 255 << 1);
+    assert_eq!(g.next_id().unwrap().get(), 255 << 1 | 1);
+    let past = Err(Error::PastLifetime {
+        end_unix_ms: T0_MS + 256,
+    });
+    assert_eq!(g.next_id(), past);
+    assert_eq!(g.try_next_id(), past);
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(g.next_id(), past);
+    // A fresh generator past the end fails too.
+    let g = Generator::builder(l).clock(clock).build().unwrap();
+    assert_eq!(g.next_id(), past);
+}
+
+#[test]
+fn clock_before_the_epoch_is_an_error() {
+    let clock = ManualClock::from_unix_ms(TWEPOCH_MS - 5);
+    let g = Generator::builder(Layout::snowflake())
+        .node(0)
+        .clock(clock)
+        .build()
+        .unwrap();
+    assert_eq!(
+        g.next_id(),
+        Err(Error::BeforeEpoch {
+            by: Duration::from_millis(5)
+        })
+    );
+}
+
+#[test]
+fn node_ids_are_checked() {
+    let b = || Generator::builder(Layout::snowflake());
+    assert_eq!(b().build().unwrap_err(), Error::NodeMissing);
+    assert_eq!(b().datacenter(1).build().unwrap_err(), Error::NodeMissing);
+    assert_eq!(
+        b().datacenter(32).worker(0).build().unwrap_err(),
+        Error::OutOfRange {
+            field: Field::Datacenter,
+            value: 32,
+            max: 31
+        }
+    );
+    assert_eq!(
+        b().node(1024).build().unwrap_err(),
+        Error::OutOfRange {
+            field: Field::Node,
+            value: 1024,
+            max: 1023
+        }
+    );
+    assert_eq!(
+        Generator::builder(Layout::sonyflake())
+            .datacenter(1)
+            .worker(1)
+            .build()
+            .unwrap_err(),
+        Error::NoDatacenterField
+    );
+    assert_eq!(
+        Generator::builder(Layout::sonyflake())
+            .machine_id(7)
+            .check_node(|id| id % 2 == 0)
+            .build()
+            .unwrap_err(),
+        Error::NodeRejected { node: 7 }
+    );
+    let single = Layout::builder().node_bits(0).build().unwrap();
+    assert_eq!(Generator::builder(single).build().unwrap().node(), 0);
+}
+
+#[test]
+fn resume_after_a_restart_onto_a_rolled_back_clock() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = generator(tiny(), ClockPolicy::Reject, &clock);
+    let last = g.next_id().unwrap();
+    drop(g);
+    // The host restarts with its clock an hour behind.
+    clock.step_back(Duration::from_secs(3600));
+    let g = Generator::builder(tiny())
+        .node(5)
+        .policy(ClockPolicy::Continue)
+        .resume_after(last.get())
+        .clock(clock)
+        .build()
+        .unwrap();
+    assert!(g.next_id().unwrap() > last);
+}
+
+/// Two threads, one generator, the real clock and the real Snowflake layout: 2,000,000 IDs
+/// (so the sequence runs out about 500 times and the threads race across tick boundaries).
+#[test]
+fn two_threads_one_million_each_no_duplicate() {
+    let g = Arc::new(
+        Generator::builder(Layout::snowflake())
+            .datacenter(0)
+            .worker(1)
+            .build()
+            .unwrap(),
+    );
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let g = Arc::clone(&g);
+            std::thread::spawn(move || {
+                let mut ids = Vec::with_capacity(1_000_000);
+                for _ in 0..1_000_000 {
+                    ids.push(g.next_id().unwrap().get());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = HashSet::with_capacity(2_000_000);
+    for t in threads {
+        let ids = t.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
+        for id in ids {
+            assert!(all.insert(id), "duplicate {id}");
+        }
+    }
+    assert_eq!(all.len(), 2_000_000);
+}
+
+#[test]
+fn batches_cross_ticks_and_continue_the_single_sequence() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = generator(tiny(), ClockPolicy::Continue, &clock);
+    let single = g.next_id().unwrap();
+    let mut out = [flakeid::Id::default(); 10];
+    // Three left in this tick; the clock stands still, so after them the batch waits,
+    // times out, and reports the short count.
+    assert_eq!(g.next_ids(&mut out), Ok(3));
+    assert!(out[0] > single && out[..3].windows(2).all(|w| w[0] < w[1]));
+    assert!(matches!(
+        g.next_ids(&mut out),
+        Err(Error::WaitTooLong { .. })
+    ));
+    // With the clock moving, a batch crosses tick boundaries and fills the slice.
+    let mover = clock.clone();
+    let t = std::thread::spawn(move || {
+        for _ in 0..4 {
+            std::thread::sleep(Duration::from_millis(2));
+            mover.advance(Duration::from_millis(1));
+        }
+    });
+    let mut big = [flakeid::Id::default(); 12];
+    let g = Generator::builder(tiny())
+        .node(5)
+        .resume_after(out[2].get())
+        .max_wait(Duration::from_secs(5))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    assert_eq!(g.next_ids(&mut big), Ok(12));
+    t.join().unwrap();
+    assert!(big[0] > out[2] && big.windows(2).all(|w| w[0] < w[1]));
+    let ticks: Vec<u64> = big
+        .iter()
+        .map(|id| tiny().decompose(id.get()).unwrap().ticks)
+        .collect();
+    assert_eq!(
+        ticks,
+        [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3].map(|t| T0_TICKS + t)
+    );
+    assert_eq!(g.next_ids(&mut []), Ok(0));
+}

@@ -1,0 +1,120 @@
+//! Property tests over random layouts.
+
+use std::time::Duration;
+
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, ManualClock, Order};
+use proptest::prelude::*;
+
+/// Any layout the builder accepts: widths summing to at most 63, either order, a unit of at
+/// least 1 ms (not always whole ms), an epoch in the past.
+fn layouts() -> impl Strategy<Value = Layout> {
+    (
+        1u32..=63,
+        0u32..=62,
+        0u32..=62,
+        0u32..=30,
+        any::<bool>(),
+        1_000_000u64..=3_600_000_000_000,
+        0u64..=1_700_000_000_000,
+    )
+        .prop_filter_map("fits", |(time, seq, node, dc, tsn, unit_ns, epoch_ms)| {
+            Layout::builder()
+                .time_bits(time)
+                .sequence_bits(seq)
+                .node_bits(node)
+                .datacenter_bits(dc.min(node))
+                .order(if tsn {
+                    Order::TimeSequenceNode
+                } else {
+                    Order::TimeNodeSequence
+                })
+                .unit(Duration::from_nanos(unit_ns))
+                .epoch_unix_ms(epoch_ms)
+                .build()
+                .ok()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn compose_decompose_round_trip(l in layouts(), a in any::<u64>(), b in any::<u64>(), c in any::<u64>()) {
+        let (ticks, seq, node) = (a & l.max_ticks(), b & l.max_sequence(), c & l.max_node());
+        let id = l.compose(ticks, seq, node).unwrap();
+        prop_assert!(id <= l.max_id());
+        let p = l.decompose(id).unwrap();
+        prop_assert_eq!((p.ticks, p.sequence, p.node), (ticks, seq, node));
+        // Time order: more ticks is a larger ID whatever the other fields.
+        if ticks < l.max_ticks() {
+            prop_assert!(l.compose(ticks + 1, 0, 0).unwrap() > id);
+        }
+        // Any value within the layout's width decomposes and composes back.
+        let raw = a & l.max_id();
+        let p = l.decompose(raw).unwrap();
+        prop_assert_eq!(l.compose(p.ticks, p.sequence, p.node).unwrap(), raw);
+        // A value past the width is refused, never masked.
+        if l.bits() < 63 {
+            let too_big = l.max_id() + 1 + (b >> (l.bits() + 1));
+            let refused = matches!(l.decompose(too_big), Err(Error::IdOutOfLayout { .. }));
+            prop_assert!(refused);
+        }
+    }
+
+    #[test]
+    fn time_round_trips_through_ticks(l in layouts(), t in any::<u64>()) {
+        let ticks = t & l.max_ticks();
+        let start = l.unix_ns_of(ticks);
+        if let Ok(ns) = u64::try_from(start) {
+            prop_assert_eq!(l.ticks_at(ns), Ok(ticks));
+            if ns > 0 && ticks > 0 {
+                prop_assert_eq!(l.ticks_at(ns - 1), Ok(ticks - 1));
+            }
+        }
+    }
+
+    #[test]
+    fn layout_strings_round_trip(l in layouts()) {
+        let text = l.to_string();
+        prop_assert_eq!(text.parse::<Layout>(), Ok(l));
+    }
+
+    #[test]
+    fn encodings_round_trip(v in 0u64..=i64::MAX as u64) {
+        let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+        for e in [Encoding::Decimal, Encoding::Hex, Encoding::Base32] {
+            let text = e.encode(v, &mut buf).to_owned();
+            prop_assert_eq!(e.parse(&text), Ok(v));
+        }
+    }
+
+    #[test]
+    fn generator_ids_decode_to_the_clock_and_node(l in layouts(), node in any::<u64>(), step_ms in 0u64..50) {
+        let node = node & l.max_node();
+        let start = l.unix_ns_of(l.max_ticks() / 2);
+        prop_assume!(start < u128::from(u64::MAX) / 2);
+        let clock = ManualClock::new(start as u64);
+        let g = Generator::builder(l)
+            .node(node)
+            .policy(ClockPolicy::Continue)
+            .max_wait(Duration::ZERO)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let mut last = None;
+        for _ in 0..20 {
+            clock.advance(Duration::from_millis(step_ms));
+            match g.next_id() {
+                Ok(id) => {
+                    let p = l.decompose(id.get()).unwrap();
+                    prop_assert_eq!(p.node, node);
+                    prop_assert!(l.unix_ns_of(p.ticks) <= u128::from(flakeid::Clock::unix_ns(&clock)));
+                    prop_assert!(last.is_none_or(|prev| id > prev));
+                    last = Some(id);
+                }
+                Err(Error::WaitTooLong { .. }) => {}
+                Err(e) => prop_assert!(false, "{}", e),
+            }
+        }
+    }
+}

@@ -29,6 +29,31 @@ fn hot_path(c: &mut Criterion) {
         b.iter(|| black_box(g.next_id().unwrap()))
     });
 
+    // The same state machine on a clock that costs one atomic load, with a sequence so wide
+    // that a clock standing still never runs out: what the CAS path costs without the clock.
+    let now_ms = flakeid::Clock::unix_ns(&flakeid::SystemClock) / 1_000_000;
+    let still = Layout::builder()
+        .time_bits(20)
+        .sequence_bits(40)
+        .node_bits(3)
+        .epoch_unix_ms(now_ms - 60_000)
+        .build()
+        .unwrap();
+    let manual = flakeid::ManualClock::from_unix_ms(now_ms);
+    let gm = Generator::builder(still)
+        .node(1)
+        .clock(manual)
+        .build()
+        .unwrap();
+    check_unique_increasing(|| gm.next_id().unwrap().get());
+    group.bench_function("flakeid/next_id_manual_clock", |b| {
+        b.iter(|| black_box(gm.next_id().unwrap()))
+    });
+    let mc = flakeid::MonotonicClock::new();
+    group.bench_function("clock/monotonic", |b| {
+        b.iter(|| black_box(flakeid::Clock::unix_ns(&mc)))
+    });
+
     // Baseline: the same state machine behind a Mutex, as `&mut self` generators are shared.
     let layout = wide();
     let clock = flakeid::MonotonicClock::new();

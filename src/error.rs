@@ -160,6 +160,15 @@ pub enum Error {
         /// The refused id.
         node: u64,
     },
+    /// A batch-decode column whose length differs from the number of IDs.
+    ColumnLength {
+        /// The column's name.
+        column: &'static str,
+        /// Its length.
+        len: usize,
+        /// The number of IDs.
+        expected: usize,
+    },
     /// Text that is not a valid ID, timestamp or layout.
     Parse(ParseErrorKind),
 }
@@ -224,6 +233,14 @@ impl fmt::Display for Error {
             }
             Error::NoPrivateIp => f.write_str("no private ip address"),
             Error::NodeRejected { node } => write!(f, "invalid machine id: {node} was refused"),
+            Error::ColumnLength {
+                column,
+                len,
+                expected,
+            } => write!(
+                f,
+                "column {column} holds {len} rows, not the {expected} IDs given"
+            ),
             Error::Parse(kind) => match kind {
                 ParseErrorKind::Empty => f.write_str("empty input"),
                 ParseErrorKind::InvalidDigit { at } => {

@@ -379,6 +379,13 @@ impl Layout {
     /// Unix milliseconds (rounded down) at the start of tick `ticks`.
     #[inline]
     pub fn unix_ms_of(&self, ticks: u64) -> u64 {
+        // Whole-ms units (all presets) need no 128-bit division.
+        if self.unit_ns % NS_PER_MS == 0 {
+            let whole = (self.epoch_tick() + ticks).checked_mul(self.unit_ns / NS_PER_MS);
+            if let Some(ms) = whole {
+                return ms;
+            }
+        }
         // `build` bounds the end to 63 bits of ms, so this fits for every valid tick count.
         (self.unix_ns_of(ticks) / u128::from(NS_PER_MS)).min(u128::from(u64::MAX)) as u64
     }

@@ -70,6 +70,7 @@
 #![warn(missing_docs)]
 
 mod clock;
+pub mod decode;
 pub mod encoding;
 mod error;
 mod generator;

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use flakeid::decode::{Columns, Decoder};
 use flakeid::rfc3339::{self, Timestamp};
-use flakeid::{Encoding, Error, Field, Generator, Id, Layout, Order, Parts};
+use flakeid::{Encoding, Error, Field, Generator, Id, Layout, Order};
 
 const LAYOUT_HELP: &str = "Layout: snowflake (default), sonyflake (v2 defaults), sonyflake-v1, \
 or a custom layout `key=value,...` with keys time, seq, node (bits), dc (datacenter bits \
@@ -306,42 +307,133 @@ fn quiet_on_broken_pipe<T>(e: io::Error) -> CliResult<T> {
     Err(io_err(e))
 }
 
-fn write_json_record(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io::Result<()> {
-    let ns = layout.unix_ns_of(p.ticks) as i128;
+/// One decoded row, from the batch decoder's columns.
+struct Row {
+    id: u64,
+    ticks: u64,
+    unix_ms: u64,
+    sequence: u64,
+    node: u64,
+}
+
+fn write_json_record(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Result<()> {
     write!(
         out,
-        "{{\"id\":\"{id}\",\"ticks\":{},\"unix_ms\":{},\"time\":\"{}\",\"sequence\":{},\"node\":{}",
-        p.ticks,
-        layout.unix_ms_of(p.ticks),
-        Timestamp(ns - ns % 1_000_000),
-        p.sequence,
-        p.node
+        "{{\"id\":\"{}\",\"ticks\":{},\"unix_ms\":{},\"time\":\"{}\",\"sequence\":{},\"node\":{}",
+        r.id,
+        r.ticks,
+        r.unix_ms,
+        Timestamp(i128::from(r.unix_ms) * 1_000_000),
+        r.sequence,
+        r.node
     )?;
     if layout.datacenter_bits() > 0 {
-        let (dc, worker) = layout.split_node(p.node);
+        let (dc, worker) = layout.split_node(r.node);
         write!(out, ",\"datacenter\":{dc},\"worker\":{worker}")?;
     }
     if layout.order() == Order::TimeSequenceNode {
-        write!(out, ",\"machine\":{}", p.node)?;
+        write!(out, ",\"machine\":{}", r.node)?;
     }
     writeln!(out, "}}")
 }
 
-fn write_table_row(out: &mut impl Write, layout: &Layout, id: u64, p: &Parts) -> io::Result<()> {
-    let ns = layout.unix_ns_of(p.ticks) as i128;
+fn write_table_row(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Result<()> {
     write!(
         out,
-        "{id:<20} {:<25} {:>14} {:>8} {:>8}",
-        Timestamp(ns - ns % 1_000_000).to_string(),
-        p.ticks,
-        p.sequence,
-        p.node
+        "{:<20} {:<25} {:>14} {:>8} {:>8}",
+        r.id,
+        Timestamp(i128::from(r.unix_ms) * 1_000_000).to_string(),
+        r.ticks,
+        r.sequence,
+        r.node
     )?;
     if layout.datacenter_bits() > 0 {
-        let (dc, worker) = layout.split_node(p.node);
+        let (dc, worker) = layout.split_node(r.node);
         write!(out, " {dc:>10} {worker:>6}")?;
     }
     writeln!(out)
+}
+
+/// IDs per batch handed to the (SIMD) batch decoder.
+const DECODE_BATCH: usize = 4096;
+
+/// Streams IDs through the batch decoder a batch at a time; bad lines are reported on
+/// standard error as they are met and counted.
+struct DecodeStream<'a, W: Write> {
+    decoder: Decoder,
+    json: bool,
+    out: &'a mut W,
+    ids: Vec<u64>,
+    cols: [Vec<u64>; 4],
+    bad_lines: u64,
+}
+
+impl<W: Write> DecodeStream<'_, W> {
+    fn push(&mut self, what: &str, number: usize, text: &str) -> CliResult {
+        let layout = self.decoder.layout();
+        let parsed = Encoding::parse_any(text).and_then(|id| {
+            if id > layout.max_id() {
+                Err(Error::IdOutOfLayout {
+                    id,
+                    bits: layout.bits(),
+                })
+            } else {
+                Ok(id)
+            }
+        });
+        match parsed {
+            Ok(id) => {
+                self.ids.push(id);
+                if self.ids.len() == DECODE_BATCH {
+                    self.flush_batch()?;
+                }
+            }
+            Err(e) => {
+                self.flush_batch()?;
+                let _ = self.out.flush();
+                self.bad_lines += 1;
+                eprintln!("{what} {number}: {:?}: {e}", text.trim());
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_batch(&mut self) -> CliResult {
+        let n = self.ids.len();
+        let [t, m, s, nd] = &mut self.cols;
+        for c in [&mut *t, &mut *m, &mut *s, &mut *nd] {
+            c.resize(n, 0);
+        }
+        self.decoder
+            .decode(
+                &self.ids,
+                Columns {
+                    ticks: Some(t),
+                    unix_ms: Some(m),
+                    sequence: Some(s),
+                    node: Some(nd),
+                },
+            )
+            .map_err(|e| CliError::new(None, e))?;
+        let layout = *self.decoder.layout();
+        for i in 0..n {
+            let row = Row {
+                id: self.ids[i],
+                ticks: t[i],
+                unix_ms: m[i],
+                sequence: s[i],
+                node: nd[i],
+            };
+            let res = if self.json {
+                write_json_record(self.out, &layout, &row)
+            } else {
+                write_table_row(self.out, &layout, &row)
+            };
+            res.or_else(quiet_on_broken_pipe)?;
+        }
+        self.ids.clear();
+        Ok(())
+    }
 }
 
 fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
@@ -360,29 +452,13 @@ fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
         }
         writeln!(out).or_else(quiet_on_broken_pipe)?;
     }
-    let mut bad_lines = 0u64;
-    let mut one = |line_no: usize, text: &str, out: &mut BufWriter<_>| -> CliResult {
-        let parsed = Encoding::parse_any(text).and_then(|id| Ok((id, layout.decompose(id)?)));
-        match parsed {
-            Ok((id, p)) => {
-                let res = if a.json {
-                    write_json_record(out, &layout, id, &p)
-                } else {
-                    write_table_row(out, &layout, id, &p)
-                };
-                res.or_else(quiet_on_broken_pipe)
-            }
-            Err(e) => {
-                bad_lines += 1;
-                let _ = out.flush();
-                if a.ids.is_empty() {
-                    eprintln!("line {line_no}: {:?}: {e}", text.trim());
-                } else {
-                    eprintln!("argument {line_no}: {text:?}: {e}");
-                }
-                Ok(())
-            }
-        }
+    let mut stream = DecodeStream {
+        decoder: Decoder::new(&layout),
+        json: a.json,
+        out: &mut out,
+        ids: Vec::with_capacity(DECODE_BATCH),
+        cols: std::array::from_fn(|_| Vec::with_capacity(DECODE_BATCH)),
+        bad_lines: 0,
     };
     if a.ids.is_empty() {
         let stdin = io::stdin();
@@ -398,13 +474,15 @@ fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
             if line.trim().is_empty() {
                 continue;
             }
-            one(line_no, &line, &mut out)?;
+            stream.push("line", line_no, &line)?;
         }
     } else {
         for (i, text) in a.ids.iter().enumerate() {
-            one(i + 1, text, &mut out)?;
+            stream.push("argument", i + 1, text)?;
         }
     }
+    stream.flush_batch()?;
+    let bad_lines = stream.bad_lines;
     out.flush().or_else(quiet_on_broken_pipe)?;
     Ok(if bad_lines > 0 {
         ExitCode::FAILURE

@@ -1,0 +1,425 @@
+//! Batch decoding: many IDs into columns (struct of arrays), with AVX-512 and AVX2 kernels
+//! and a portable scalar path that is always compiled, public, and the oracle.
+//!
+//! ```
+//! use flakeid::decode::{Columns, Decoder};
+//! use flakeid::Layout;
+//!
+//! let layout = Layout::snowflake();
+//! let ids = [2116500430648709162u64, 2116500430648709163];
+//! let (mut ms, mut node) = ([0u64; 2], [0u64; 2]);
+//! let decoder = Decoder::new(&layout);
+//! decoder.decode(&ids, Columns { unix_ms: Some(&mut ms), node: Some(&mut node), ..Columns::default() })?;
+//! assert_eq!(ms, [1_793_448_000_000; 2]);
+//! assert_eq!(node, [113; 2]);
+//! println!("decoded with {:?}", decoder.backend());
+//! # Ok::<(), flakeid::Error>(())
+//! ```
+
+use crate::error::Error;
+use crate::layout::Layout;
+
+/// Where decoded fields go: one slice per wanted column, each as long as the input. A
+/// column left `None` is not computed.
+#[derive(Debug, Default)]
+pub struct Columns<'a> {
+    /// Ticks since the layout's epoch.
+    pub ticks: Option<&'a mut [u64]>,
+    /// Unix milliseconds at the start of the tick (epoch and unit applied, rounded down).
+    pub unix_ms: Option<&'a mut [u64]>,
+    /// Sequence numbers.
+    pub sequence: Option<&'a mut [u64]>,
+    /// Node ids.
+    pub node: Option<&'a mut [u64]>,
+}
+
+/// The layout's constants, worked out once per decoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Plan {
+    time_shift: u32,
+    sequence_shift: u32,
+    node_shift: u32,
+    sequence_mask: u64,
+    node_mask: u64,
+    /// Bits no valid ID has set.
+    invalid: u64,
+    /// `Some(unit_ms)` when the unit is a whole number of milliseconds: then
+    /// `unix_ms = ticks * unit_ms + base_ms`, exact in 64 bits for every valid tick count
+    /// (the layout's end fits 63 bits of ms). `None`: exact 128-bit scalar arithmetic.
+    unit_ms: Option<u64>,
+    base_ms: u64,
+}
+
+impl Plan {
+    fn of(l: &Layout) -> Plan {
+        let whole = l.unit_ns() % 1_000_000 == 0;
+        let unit_ms = l.unit_ns() / 1_000_000;
+        Plan {
+            time_shift: l.time_shift(),
+            sequence_shift: l.sequence_shift(),
+            node_shift: l.node_shift(),
+            sequence_mask: l.max_sequence(),
+            node_mask: l.max_node(),
+            invalid: !l.max_id(),
+            unit_ms: whole.then_some(unit_ms),
+            base_ms: if whole { l.epoch_tick() * unit_ms } else { 0 },
+        }
+    }
+}
+
+/// Raw column pointers, null where a column is not wanted. Built only by
+/// [`Decoder::decode`], which checked every length against the input.
+struct Out {
+    ticks: *mut u64,
+    unix_ms: *mut u64,
+    sequence: *mut u64,
+    node: *mut u64,
+}
+
+/// Proof that this CPU has AVX2: only [`Avx2::detect`] makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Avx2(());
+
+/// Proof that this CPU has AVX-512 F and DQ: only [`Avx512::detect`] makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Avx512(());
+
+impl Avx2 {
+    /// `Some` if the CPU running this has AVX2 (and the build allows SIMD).
+    pub fn detect() -> Option<Avx2> {
+        #[cfg(all(target_arch = "x86_64", not(flakeid_no_simd)))]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Some(Avx2(()));
+        }
+        None
+    }
+}
+
+impl Avx512 {
+    /// `Some` if the CPU running this has AVX-512 F and DQ (and the build allows SIMD).
+    pub fn detect() -> Option<Avx512> {
+        #[cfg(all(target_arch = "x86_64", not(flakeid_no_simd)))]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+        {
+            return Some(Avx512(()));
+        }
+        None
+    }
+}
+
+/// A decoding backend. The SIMD variants hold a proof of their CPU feature, so a value of
+/// them can only exist on a CPU that runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable shift-and-mask loop (which the compiler may auto-vectorise).
+    Scalar,
+    /// 4 IDs per step, 64-bit multiply emulated with three 32-bit multiplies.
+    Avx2(Avx2),
+    /// 8 IDs per step.
+    Avx512(Avx512),
+}
+
+impl Backend {
+    /// The backend to use on this CPU: AVX2 where present, else AVX-512, else scalar.
+    ///
+    /// AVX2 comes first because it measured faster than AVX-512 at every size on the AMD
+    /// EPYC (Zen 4) machines this crate is benchmarked on (`cargo bench --bench decode`,
+    /// BENCHMARKS.md): Zen 4 runs 512-bit operations as two 256-bit halves, and a 64-byte
+    /// store to an 8-byte-aligned column splits a cache line every time.
+    pub fn best() -> Backend {
+        if let Some(t) = Avx2::detect() {
+            Backend::Avx2(t)
+        } else if let Some(t) = Avx512::detect() {
+            Backend::Avx512(t)
+        } else {
+            Backend::Scalar
+        }
+    }
+
+    /// Every backend this CPU has, scalar first.
+    pub fn available() -> Vec<Backend> {
+        let mut all = vec![Backend::Scalar];
+        all.extend(Avx2::detect().map(Backend::Avx2));
+        all.extend(Avx512::detect().map(Backend::Avx512));
+        all
+    }
+
+    /// A short name: `scalar`, `avx2` or `avx512`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Scalar => "scalar",
+            Backend::Avx2(_) => "avx2",
+            Backend::Avx512(_) => "avx512",
+        }
+    }
+}
+
+/// Decodes slices of IDs of one layout, with a backend chosen once.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    layout: Layout,
+    plan: Plan,
+    backend: Backend,
+}
+
+impl Decoder {
+    /// A decoder on the fastest backend this CPU has.
+    pub fn new(layout: &Layout) -> Decoder {
+        Decoder::with_backend(layout, Backend::best())
+    }
+
+    /// A decoder on a given backend.
+    pub fn with_backend(layout: &Layout, backend: Backend) -> Decoder {
+        Decoder {
+            layout: *layout,
+            plan: Plan::of(layout),
+            backend,
+        }
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Decodes `ids` into the wanted columns.
+    ///
+    /// Fails with [`Error::ColumnLength`] (writing nothing) if a column's length differs
+    /// from `ids.len()`, and with [`Error::IdOutOfLayout`] naming the first ID that does not
+    /// fit the layout; the columns then hold every row decoded as if masked, and the bad
+    /// rows must not be used.
+    pub fn decode(&self, ids: &[u64], mut cols: Columns<'_>) -> Result<(), Error> {
+        let n = ids.len();
+        for (name, col) in [
+            ("ticks", &cols.ticks),
+            ("unix_ms", &cols.unix_ms),
+            ("sequence", &cols.sequence),
+            ("node", &cols.node),
+        ] {
+            if let Some(c) = col {
+                if c.len() != n {
+                    return Err(Error::ColumnLength {
+                        column: name,
+                        len: c.len(),
+                        expected: n,
+                    });
+                }
+            }
+        }
+        let ptr = |c: &mut Option<&mut [u64]>| {
+            c.as_deref_mut()
+                .map_or(core::ptr::null_mut(), <[u64]>::as_mut_ptr)
+        };
+        let out = Out {
+            ticks: ptr(&mut cols.ticks),
+            unix_ms: ptr(&mut cols.unix_ms),
+            sequence: ptr(&mut cols.sequence),
+            node: ptr(&mut cols.node),
+        };
+        let plan = &self.plan;
+        let bad = match self.backend {
+            Backend::Scalar => scalar_kernel(plan, &self.layout, ids, &out, 0),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the Avx2 token exists only if the CPU has AVX2; every column is
+            // either null or exactly `ids.len()` long (checked above).
+            Backend::Avx2(_) => unsafe { x86::avx2(plan, &self.layout, ids, &out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the Avx512 token exists only if the CPU has AVX-512 F and DQ; the
+            // columns are null or `ids.len()` long.
+            Backend::Avx512(_) => unsafe { x86::avx512(plan, &self.layout, ids, &out) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => scalar_kernel(plan, &self.layout, ids, &out, 0),
+        };
+        if bad != 0 {
+            let id = ids
+                .iter()
+                .copied()
+                .find(|id| id & plan.invalid != 0)
+                .unwrap_or_default();
+            return Err(Error::IdOutOfLayout {
+                id,
+                bits: self.layout.bits(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The scalar oracle: decodes `ids` into the columns with [`Layout::decompose`]'s
+/// arithmetic, one ID at a time.
+pub fn decode_scalar(layout: &Layout, ids: &[u64], cols: Columns<'_>) -> Result<(), Error> {
+    Decoder::with_backend(layout, Backend::Scalar).decode(ids, cols)
+}
+
+/// Decodes `ids[..]` into rows `start..start + ids.len()` of the columns; returns the OR of
+/// every ID's invalid bits.
+#[inline(always)]
+fn scalar_kernel(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out, start: usize) -> u64 {
+    let mut bad = 0;
+    for (i, &id) in ids.iter().enumerate() {
+        let row = start + i;
+        bad |= id & plan.invalid;
+        let ticks = id >> plan.time_shift;
+        // SAFETY (each write): a non-null column is as long as the whole input, and
+        // `row < start + ids.len() <=` that length, as every caller passes.
+        unsafe {
+            if !out.ticks.is_null() {
+                *out.ticks.add(row) = ticks;
+            }
+            if !out.unix_ms.is_null() {
+                *out.unix_ms.add(row) = match plan.unit_ms {
+                    Some(unit_ms) => ticks.wrapping_mul(unit_ms).wrapping_add(plan.base_ms),
+                    None => layout.unix_ms_of(ticks),
+                };
+            }
+            if !out.sequence.is_null() {
+                *out.sequence.add(row) = (id >> plan.sequence_shift) & plan.sequence_mask;
+            }
+            if !out.node.is_null() {
+                *out.node.add(row) = (id >> plan.node_shift) & plan.node_mask;
+            }
+        }
+    }
+    bad
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use core::arch::x86_64::*;
+
+    use super::{Out, Plan, scalar_kernel};
+    use crate::layout::Layout;
+
+    /// `a * b mod 2^64` per lane from AVX2's 32 x 32 -> 64 multiply.
+    #[inline(always)]
+    unsafe fn mul64_avx2(a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: called only from AVX2-enabled functions.
+        unsafe {
+            let lo = _mm256_mul_epu32(a, b);
+            let cross = _mm256_add_epi64(
+                _mm256_mul_epu32(_mm256_srli_epi64::<32>(a), b),
+                _mm256_mul_epu32(a, _mm256_srli_epi64::<32>(b)),
+            );
+            _mm256_add_epi64(lo, _mm256_slli_epi64::<32>(cross))
+        }
+    }
+
+    /// # Safety
+    /// - The CPU must have AVX2.
+    /// - Every non-null column of `out` must be valid for `ids.len()` writes.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out) -> u64 {
+        const W: usize = 4;
+        let chunks = ids.len() / W;
+        let ts = _mm_cvtsi64_si128(i64::from(plan.time_shift));
+        let ss = _mm_cvtsi64_si128(i64::from(plan.sequence_shift));
+        let ns = _mm_cvtsi64_si128(i64::from(plan.node_shift));
+        let smask = _mm256_set1_epi64x(plan.sequence_mask as i64);
+        let nmask = _mm256_set1_epi64x(plan.node_mask as i64);
+        let invalid = _mm256_set1_epi64x(plan.invalid as i64);
+        let unit = _mm256_set1_epi64x(plan.unit_ms.unwrap_or(1) as i64);
+        let base = _mm256_set1_epi64x(plan.base_ms as i64);
+        let mut bad = _mm256_setzero_si256();
+        for c in 0..chunks {
+            let row = c * W;
+            // SAFETY: `row + W <= ids.len()`, and each non-null column is `ids.len()` long;
+            // loads and stores are unaligned.
+            unsafe {
+                let v = _mm256_loadu_si256(ids.as_ptr().add(row).cast());
+                bad = _mm256_or_si256(bad, _mm256_and_si256(v, invalid));
+                let ticks = _mm256_srl_epi64(v, ts);
+                if !out.ticks.is_null() {
+                    _mm256_storeu_si256(out.ticks.add(row).cast(), ticks);
+                }
+                if !out.unix_ms.is_null() && plan.unit_ms.is_some() {
+                    let ms = if plan.unit_ms == Some(1) {
+                        ticks
+                    } else {
+                        mul64_avx2(ticks, unit)
+                    };
+                    _mm256_storeu_si256(out.unix_ms.add(row).cast(), _mm256_add_epi64(ms, base));
+                }
+                if !out.sequence.is_null() {
+                    let s = _mm256_and_si256(_mm256_srl_epi64(v, ss), smask);
+                    _mm256_storeu_si256(out.sequence.add(row).cast(), s);
+                }
+                if !out.node.is_null() {
+                    let n = _mm256_and_si256(_mm256_srl_epi64(v, ns), nmask);
+                    _mm256_storeu_si256(out.node.add(row).cast(), n);
+                }
+            }
+        }
+        let mut lanes = [0u64; W];
+        // SAFETY: `lanes` is 32 bytes.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), bad) };
+        let done = chunks * W;
+        let mut bad = lanes.iter().fold(0, |a, b| a | b);
+        bad |= finish(plan, layout, ids, out, done);
+        bad
+    }
+
+    /// # Safety
+    /// - The CPU must have AVX-512 F and DQ.
+    /// - Every non-null column of `out` must be valid for `ids.len()` writes.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn avx512(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out) -> u64 {
+        const W: usize = 8;
+        let chunks = ids.len() / W;
+        let ts = _mm_cvtsi64_si128(i64::from(plan.time_shift));
+        let ss = _mm_cvtsi64_si128(i64::from(plan.sequence_shift));
+        let ns = _mm_cvtsi64_si128(i64::from(plan.node_shift));
+        let smask = _mm512_set1_epi64(plan.sequence_mask as i64);
+        let nmask = _mm512_set1_epi64(plan.node_mask as i64);
+        let invalid = _mm512_set1_epi64(plan.invalid as i64);
+        let unit = _mm512_set1_epi64(plan.unit_ms.unwrap_or(1) as i64);
+        let base = _mm512_set1_epi64(plan.base_ms as i64);
+        let mut bad = _mm512_setzero_si512();
+        for c in 0..chunks {
+            let row = c * W;
+            // SAFETY: `row + W <= ids.len()`, and each non-null column is `ids.len()` long;
+            // loads and stores are unaligned.
+            unsafe {
+                let v = _mm512_loadu_si512(ids.as_ptr().add(row).cast());
+                bad = _mm512_or_si512(bad, _mm512_and_si512(v, invalid));
+                let ticks = _mm512_srl_epi64(v, ts);
+                if !out.ticks.is_null() {
+                    _mm512_storeu_si512(out.ticks.add(row).cast(), ticks);
+                }
+                if !out.unix_ms.is_null() && plan.unit_ms.is_some() {
+                    let ms = _mm512_add_epi64(_mm512_mullo_epi64(ticks, unit), base);
+                    _mm512_storeu_si512(out.unix_ms.add(row).cast(), ms);
+                }
+                if !out.sequence.is_null() {
+                    let s = _mm512_and_si512(_mm512_srl_epi64(v, ss), smask);
+                    _mm512_storeu_si512(out.sequence.add(row).cast(), s);
+                }
+                if !out.node.is_null() {
+                    let n = _mm512_and_si512(_mm512_srl_epi64(v, ns), nmask);
+                    _mm512_storeu_si512(out.node.add(row).cast(), n);
+                }
+            }
+        }
+        let done = chunks * W;
+        _mm512_reduce_or_epi64(bad) as u64 | finish(plan, layout, ids, out, done)
+    }
+
+    /// The tail after the vector loop, and the unix_ms column of layouts whose unit is not a
+    /// whole number of milliseconds (exact 128-bit arithmetic, per ID).
+    #[inline(always)]
+    fn finish(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out, done: usize) -> u64 {
+        let bad = scalar_kernel(plan, layout, &ids[done..], out, done);
+        if plan.unit_ms.is_none() && !out.unix_ms.is_null() {
+            for (row, &id) in ids[..done].iter().enumerate() {
+                // SAFETY: `row < ids.len()`, the column's length.
+                unsafe { *out.unix_ms.add(row) = layout.unix_ms_of(id >> plan.time_shift) };
+            }
+        }
+        bad
+    }
+}

@@ -1,0 +1,209 @@
+//! Every decode backend against the scalar oracle (and the oracle against `decompose`).
+
+use std::time::Duration;
+
+use flakeid::decode::{Backend, Columns, Decoder, decode_scalar};
+use flakeid::{Error, Layout, Order};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn layouts(rng: &mut Rng) -> Vec<Layout> {
+    let mut all = vec![
+        Layout::snowflake(),
+        Layout::sonyflake(),
+        Layout::sonyflake_v1(),
+    ];
+    while all.len() < 40 {
+        let time = 1 + (rng.next() % 63) as u32;
+        let seq = (rng.next() % 64) as u32;
+        let node = (rng.next() % 64) as u32;
+        // Half the units are whole milliseconds (the SIMD multiply), half are not (exact
+        // 128-bit path).
+        let unit_ns = if rng.next() % 2 == 0 {
+            1_000_000 * (1 + rng.next() % 5_000)
+        } else {
+            1_000_000 + rng.next() % 10_000_000
+        };
+        let built = Layout::builder()
+            .time_bits(time)
+            .sequence_bits(seq)
+            .node_bits(node)
+            .datacenter_bits(node / 2)
+            .order(if rng.next() % 2 == 0 {
+                Order::TimeNodeSequence
+            } else {
+                Order::TimeSequenceNode
+            })
+            .unit(Duration::from_nanos(unit_ns))
+            .epoch_unix_ms(rng.next() % 1_700_000_000_000)
+            .build();
+        if let Ok(l) = built {
+            all.push(l);
+        }
+    }
+    all
+}
+
+/// IDs valid for `l`: random, plus every field at 0 and at its maximum.
+fn ids_for(l: &Layout, rng: &mut Rng, n: usize) -> Vec<u64> {
+    let mut ids: Vec<u64> = (0..n).map(|_| rng.next() & l.max_id()).collect();
+    let extremes = [
+        0,
+        l.max_id(),
+        l.compose(l.max_ticks(), 0, 0).unwrap(),
+        l.compose(0, l.max_sequence(), 0).unwrap(),
+        l.compose(0, 0, l.max_node()).unwrap(),
+        l.compose(l.max_ticks(), l.max_sequence(), 0).unwrap(),
+    ];
+    for (slot, e) in ids.iter_mut().zip(extremes.iter().cycle()).step_by(3) {
+        *slot = *e;
+    }
+    ids
+}
+
+type Cols = [Vec<u64>; 4];
+
+fn run(decoder: &Decoder, ids: &[u64]) -> (Result<(), Error>, Cols) {
+    let n = ids.len();
+    let mut c: Cols = std::array::from_fn(|_| vec![u64::MAX; n]);
+    let [t, m, s, nd] = &mut c;
+    let r = decoder.decode(
+        ids,
+        Columns {
+            ticks: Some(t),
+            unix_ms: Some(m),
+            sequence: Some(s),
+            node: Some(nd),
+        },
+    );
+    (r, c)
+}
+
+fn report_backends() -> Vec<Backend> {
+    let available = Backend::available();
+    for name in ["avx2", "avx512"] {
+        if available.iter().all(|b| b.name() != name) {
+            println!(
+                "NOTE: the {name} backend cannot run on this CPU (or this build); it is not tested here"
+            );
+        }
+    }
+    println!(
+        "testing backends: {:?}",
+        available.iter().map(|b| b.name()).collect::<Vec<_>>()
+    );
+    available
+}
+
+#[test]
+fn scalar_oracle_agrees_with_decompose() {
+    let mut rng = Rng(0xDEC0_DE00_1234_5678);
+    for l in layouts(&mut rng) {
+        let ids = ids_for(&l, &mut rng, 300);
+        let (r, [t, m, s, n]) = run(&Decoder::with_backend(&l, Backend::Scalar), &ids);
+        r.unwrap();
+        for (i, &id) in ids.iter().enumerate() {
+            let p = l.decompose(id).unwrap();
+            assert_eq!((t[i], s[i], n[i]), (p.ticks, p.sequence, p.node), "{l}");
+            assert_eq!(m[i], l.unix_ms_of(p.ticks), "{l} ticks {}", p.ticks);
+        }
+    }
+}
+
+#[test]
+fn every_backend_equals_the_oracle_at_every_length_and_offset() {
+    let backends = report_backends();
+    let mut rng = Rng(0x5EED_0000_0000_0001);
+    let mut checked = 0;
+    for l in layouts(&mut rng) {
+        let pool = ids_for(&l, &mut rng, 64 + 8);
+        let oracle = Decoder::with_backend(&l, Backend::Scalar);
+        for &backend in &backends {
+            let d = Decoder::with_backend(&l, backend);
+            // Every length from 0 to several AVX-512 widths, at every start offset.
+            for len in 0..=64 {
+                for offset in 0..8 {
+                    let ids = &pool[offset..offset + len];
+                    let want = run(&oracle, ids);
+                    let got = run(&d, ids);
+                    assert_eq!(
+                        got,
+                        want,
+                        "{} {l} len {len} offset {offset}",
+                        backend.name()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 40 * 65 * 8);
+}
+
+#[test]
+fn partial_columns_and_a_large_input() {
+    let mut rng = Rng(42);
+    let l = Layout::snowflake();
+    let ids = ids_for(&l, &mut rng, 100_003);
+    let (_, full) = run(&Decoder::with_backend(&l, Backend::Scalar), &ids);
+    for backend in Backend::available() {
+        let mut ms = vec![0; ids.len()];
+        let mut node = vec![0; ids.len()];
+        Decoder::with_backend(&l, backend)
+            .decode(
+                &ids,
+                Columns {
+                    unix_ms: Some(&mut ms),
+                    node: Some(&mut node),
+                    ..Columns::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(ms, full[1], "{}", backend.name());
+        assert_eq!(node, full[3], "{}", backend.name());
+    }
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let l: Layout = "time=40,seq=10,node=10".parse().unwrap();
+    for backend in Backend::available() {
+        let d = Decoder::with_backend(&l, backend);
+        let mut ids = vec![5u64; 37];
+        ids[29] = 1 << 60;
+        ids[33] = 1 << 61;
+        assert_eq!(
+            run(&d, &ids).0,
+            Err(Error::IdOutOfLayout {
+                id: 1 << 60,
+                bits: 60
+            }),
+            "{}",
+            backend.name()
+        );
+        let mut short = vec![0u64; 36];
+        assert_eq!(
+            d.decode(
+                &ids,
+                Columns {
+                    sequence: Some(&mut short),
+                    ..Columns::default()
+                }
+            ),
+            Err(Error::ColumnLength {
+                column: "sequence",
+                len: 36,
+                expected: 37
+            })
+        );
+    }
+    assert_eq!(decode_scalar(&l, &[], Columns::default()), Ok(()));
+}

@@ -52,7 +52,7 @@ struct Plan {
 
 impl Plan {
     fn of(l: &Layout) -> Plan {
-        let whole = l.unit_ns() % 1_000_000 == 0;
+        let whole = l.unit_ns().is_multiple_of(1_000_000);
         let unit_ms = l.unit_ns() / 1_000_000;
         Plan {
             time_shift: l.time_shift(),
@@ -202,14 +202,14 @@ impl Decoder {
             ("sequence", &cols.sequence),
             ("node", &cols.node),
         ] {
-            if let Some(c) = col {
-                if c.len() != n {
-                    return Err(Error::ColumnLength {
-                        column: name,
-                        len: c.len(),
-                        expected: n,
-                    });
-                }
+            if let Some(c) = col
+                && c.len() != n
+            {
+                return Err(Error::ColumnLength {
+                    column: name,
+                    len: c.len(),
+                    expected: n,
+                });
             }
         }
         let ptr = |c: &mut Option<&mut [u64]>| {

@@ -457,10 +457,10 @@ impl<C: Clock> GeneratorBuilder<C> {
     /// Checks the node id and builds the generator.
     pub fn build(self) -> Result<Generator<C>, Error> {
         let node = self.resolve_node()?;
-        if let Some(check) = &self.check {
-            if !check(node) {
-                return Err(Error::NodeRejected { node });
-            }
+        if let Some(check) = &self.check
+            && !check(node)
+        {
+            return Err(Error::NodeRejected { node });
         }
         let layout = self.layout;
         let shape = Shape::of(&layout);

@@ -380,7 +380,7 @@ impl Layout {
     #[inline]
     pub fn unix_ms_of(&self, ticks: u64) -> u64 {
         // Whole-ms units (all presets) need no 128-bit division.
-        if self.unit_ns % NS_PER_MS == 0 {
+        if self.unit_ns.is_multiple_of(NS_PER_MS) {
             let whole = (self.epoch_tick() + ticks).checked_mul(self.unit_ns / NS_PER_MS);
             if let Some(ms) = whole {
                 return ms;
@@ -524,9 +524,9 @@ impl LayoutBuilder {
 // ---- The layout string: `time=41,seq=12,node=10,dc=5,order=tns,unit=1ms,epoch=...` ----
 
 fn write_unit(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
-    if ns % NS_PER_MS == 0 {
+    if ns.is_multiple_of(NS_PER_MS) {
         write!(f, "{}ms", ns / NS_PER_MS)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         write!(f, "{}us", ns / 1_000)
     } else {
         write!(f, "{ns}ns")

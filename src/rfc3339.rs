@@ -58,7 +58,7 @@ pub fn write(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
         sod / 60 % 60,
         sod % 60
     )?;
-    if nanos % 1_000_000 == 0 {
+    if nanos.is_multiple_of(1_000_000) {
         write!(out, ".{:03}Z", nanos / 1_000_000)
     } else {
         write!(out, ".{nanos:09}Z")

@@ -27,7 +27,7 @@ fn layouts(rng: &mut Rng) -> Vec<Layout> {
         let node = (rng.next() % 64) as u32;
         // Half the units are whole milliseconds (the SIMD multiply), half are not (exact
         // 128-bit path).
-        let unit_ns = if rng.next() % 2 == 0 {
+        let unit_ns = if rng.next().is_multiple_of(2) {
             1_000_000 * (1 + rng.next() % 5_000)
         } else {
             1_000_000 + rng.next() % 10_000_000
@@ -37,7 +37,7 @@ fn layouts(rng: &mut Rng) -> Vec<Layout> {
             .sequence_bits(seq)
             .node_bits(node)
             .datacenter_bits(node / 2)
-            .order(if rng.next() % 2 == 0 {
+            .order(if rng.next().is_multiple_of(2) {
                 Order::TimeNodeSequence
             } else {
                 Order::TimeSequenceNode

@@ -43,9 +43,18 @@ const SLEEP_MARGIN: Duration = Duration::from_millis(1);
 /// # Ok::<(), flakeid::Error>(())
 /// ```
 pub struct Generator<C = MonotonicClock> {
-    /// The packed (last tick, last sequence) word; see [`Shape`] for the bit table and the
-    /// invariant. Padded so that minting threads do not bounce the line that holds the
-    /// read-only fields below.
+    /// The packed (last tick, last sequence) word, most significant bit first:
+    ///
+    /// | bits | holds |
+    /// |---|---|
+    /// | 63 ..= `sequence_bits + time_bits` | always 0 |
+    /// | `sequence_bits + time_bits - 1` ..= `sequence_bits` | last tick used |
+    /// | `sequence_bits - 1` ..= 0 | last sequence number used in that tick |
+    ///
+    /// Invariant: it only increases, and only by a CAS from the word the new one was
+    /// computed from (by [`state::reserve`]), so no (tick, sequence) is handed out twice.
+    /// The node is not stored: it is OR-ed in on the way out. Padded so that minting
+    /// threads do not bounce the line that holds the read-only fields below.
     state: CachePadded<AtomicU64>,
     shape: Shape,
     /// `state` bits that stay in place in the ID (the sequence, in Snowflake's order);

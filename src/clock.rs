@@ -29,7 +29,8 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     }
 }
 
-fn system_unix_ns() -> u64 {
+/// The wall clock in Unix nanoseconds (0 before 1970, saturating far in the future).
+pub(crate) fn system_unix_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))

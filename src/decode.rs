@@ -325,6 +325,8 @@ mod x86 {
         let invalid = _mm256_set1_epi64x(plan.invalid as i64);
         let unit = _mm256_set1_epi64x(plan.unit_ms.unwrap_or(1) as i64);
         let base = _mm256_set1_epi64x(plan.base_ms as i64);
+        let want_ms = !out.unix_ms.is_null() && plan.unit_ms.is_some();
+        let ms_is_ticks = plan.unit_ms == Some(1);
         let mut bad = _mm256_setzero_si256();
         for c in 0..chunks {
             let row = c * W;
@@ -337,8 +339,8 @@ mod x86 {
                 if !out.ticks.is_null() {
                     _mm256_storeu_si256(out.ticks.add(row).cast(), ticks);
                 }
-                if !out.unix_ms.is_null() && plan.unit_ms.is_some() {
-                    let ms = if plan.unit_ms == Some(1) {
+                if want_ms {
+                    let ms = if ms_is_ticks {
                         ticks
                     } else {
                         mul64_avx2(ticks, unit)
@@ -379,6 +381,7 @@ mod x86 {
         let invalid = _mm512_set1_epi64(plan.invalid as i64);
         let unit = _mm512_set1_epi64(plan.unit_ms.unwrap_or(1) as i64);
         let base = _mm512_set1_epi64(plan.base_ms as i64);
+        let want_ms = !out.unix_ms.is_null() && plan.unit_ms.is_some();
         let mut bad = _mm512_setzero_si512();
         for c in 0..chunks {
             let row = c * W;
@@ -391,7 +394,7 @@ mod x86 {
                 if !out.ticks.is_null() {
                     _mm512_storeu_si512(out.ticks.add(row).cast(), ticks);
                 }
-                if !out.unix_ms.is_null() && plan.unit_ms.is_some() {
+                if want_ms {
                     let ms = _mm512_add_epi64(_mm512_mullo_epi64(ticks, unit), base);
                     _mm512_storeu_si512(out.unix_ms.add(row).cast(), ms);
                 }

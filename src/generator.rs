@@ -6,7 +6,7 @@ use core::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::clock::{Clock, MonotonicClock};
-use crate::error::{Error, Field};
+use crate::error::Error;
 use crate::id::Id;
 use crate::layout::Layout;
 use crate::node;
@@ -451,14 +451,7 @@ impl<C> GeneratorBuilder<C> {
             NodeSpec::DatacenterWorker(..) => return Err(Error::NodeMissing),
             NodeSpec::PrivateIp => u64::from(node::private_ip_machine_id()?),
         };
-        if node > l.max_node() {
-            return Err(Error::OutOfRange {
-                field: Field::Node,
-                value: node,
-                max: l.max_node(),
-            });
-        }
-        Ok(node)
+        l.check_node(node)
     }
 }
 

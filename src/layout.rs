@@ -94,12 +94,6 @@ fn unix_ns_of(time: SystemTime) -> Result<u64, Error> {
     u64::try_from(since.as_nanos()).map_err(|_| Error::LayoutEndsTooLate)
 }
 
-fn now_unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
 impl Layout {
     /// Twitter Snowflake: `0 | time 41 | datacenter 5 | worker 5 | sequence 12`, 1 ms, twepoch.
     pub const fn snowflake() -> Layout {
@@ -294,7 +288,7 @@ impl Layout {
     pub fn compose(&self, ticks: u64, sequence: u64, node: u64) -> Result<u64, Error> {
         check(Field::Ticks, ticks, self.max_ticks())?;
         check(Field::Sequence, sequence, self.max_sequence())?;
-        check(Field::Node, node, self.max_node())?;
+        self.check_node(node)?;
         Ok(self.compose_unchecked(ticks, sequence, node))
     }
 
@@ -303,6 +297,11 @@ impl Layout {
     #[inline(always)]
     pub fn compose_unchecked(&self, ticks: u64, sequence: u64, node: u64) -> u64 {
         ticks << self.time_shift() | sequence << self.sequence_shift() | node << self.node_shift()
+    }
+
+    /// `node` if it fits the node field, else [`Error::OutOfRange`].
+    pub fn check_node(&self, node: u64) -> Result<u64, Error> {
+        check(Field::Node, node, self.max_node())
     }
 
     /// The node id of a Snowflake (datacenter, worker) pair, each range-checked.
@@ -472,8 +471,7 @@ impl LayoutBuilder {
 
     /// Checks every rule and builds the layout; the epoch must not be in the future.
     pub fn build(self) -> Result<Layout, Error> {
-        let layout = self.build_at(now_unix_ns())?;
-        Ok(layout)
+        self.build_at(crate::clock::system_unix_ns())
     }
 
     /// As [`LayoutBuilder::build`], judging "the future" against `now_unix_ns`.

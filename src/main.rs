@@ -249,15 +249,9 @@ fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
             }
         },
     };
-    if node > layout.max_node() {
-        let e = Error::OutOfRange {
-            field: Field::Node,
-            value: node,
-            max: layout.max_node(),
-        };
-        return Err(CliError::new(Some(node_flag(Field::Node, args)), e));
-    }
-    Ok(node)
+    layout
+        .check_node(node)
+        .map_err(|e| CliError::new(Some(node_flag(Field::Node, args)), e))
 }
 
 fn io_err(e: io::Error) -> CliError {
@@ -276,6 +270,13 @@ fn gen_ids(a: GenArgs) -> CliResult<ExitCode> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut batch = vec![Id::default(); 4096];
     let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+    // JSON is the decimal text as a string, so JavaScript keeps every digit.
+    let (encoding, quoted) = match a.format {
+        Format::Decimal => (Encoding::Decimal, false),
+        Format::Hex => (Encoding::Hex, false),
+        Format::Base32 => (Encoding::Base32, false),
+        Format::Json => (Encoding::Decimal, true),
+    };
     let mut left = a.count;
     while left > 0 {
         let want = left.min(batch.len() as u64) as usize;
@@ -283,11 +284,11 @@ fn gen_ids(a: GenArgs) -> CliResult<ExitCode> {
             .next_ids(&mut batch[..want])
             .map_err(|e| CliError::new(None, e))?;
         for id in &batch[..n] {
-            let res = match a.format {
-                Format::Decimal => writeln!(out, "{}", id.encode(Encoding::Decimal, &mut buf)),
-                Format::Hex => writeln!(out, "{}", id.encode(Encoding::Hex, &mut buf)),
-                Format::Base32 => writeln!(out, "{}", id.encode(Encoding::Base32, &mut buf)),
-                Format::Json => writeln!(out, "\"{}\"", id.encode(Encoding::Decimal, &mut buf)),
+            let text = id.encode(encoding, &mut buf);
+            let res = if quoted {
+                writeln!(out, "\"{text}\"")
+            } else {
+                writeln!(out, "{text}")
             };
             if let Err(e) = res {
                 return quiet_on_broken_pipe(e);

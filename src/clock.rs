@@ -1,6 +1,6 @@
 //! Time sources. A [`Clock`] tells the current time in Unix nanoseconds.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::sync::{AtomicU64, Ordering};
@@ -13,6 +13,16 @@ use crate::sync::{AtomicU64, Ordering};
 pub trait Clock {
     /// The current time in Unix nanoseconds.
     fn unix_ns(&self) -> u64;
+
+    /// A cheaper reading that may lag behind [`Clock::unix_ns`] (by a bounded amount the
+    /// clock documents) but is never ahead of it. The generator's fast path reads this one
+    /// and only mints on it when it falls inside the tick already in use; every other
+    /// decision (a new tick, a wait, a clock that seems behind) is taken on
+    /// [`Clock::unix_ns`]. The default is [`Clock::unix_ns`] itself.
+    #[inline]
+    fn recent_unix_ns(&self) -> u64 {
+        self.unix_ns()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
@@ -20,12 +30,143 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn unix_ns(&self) -> u64 {
         (**self).unix_ns()
     }
+
+    #[inline]
+    fn recent_unix_ns(&self) -> u64 {
+        (**self).recent_unix_ns()
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn unix_ns(&self) -> u64 {
         (**self).unix_ns()
+    }
+
+    #[inline]
+    fn recent_unix_ns(&self) -> u64 {
+        (**self).recent_unix_ns()
+    }
+}
+
+/// The monotonic clock plus a cheap coarse reading for the fast path: a background thread
+/// publishes the time every `interval` (1 ms by default) into one shared atomic, so
+/// [`Clock::recent_unix_ns`] is a single relaxed load, while [`Clock::unix_ns`] still reads
+/// the [`MonotonicClock`] (and publishes what it read, so the coarse reading catches up at
+/// once when a generator moves to a new tick).
+///
+/// What it costs: an ID's time may lag the true time by about one `interval` (plus however
+/// late the OS wakes the thread), never more than [`Clock::unix_ns`] would say, and never
+/// backwards. Uniqueness and order do not depend on it: the generator takes every decision
+/// that changes the tick on the precise reading. One thread serves every `CoarseClock`
+/// made by [`CoarseClock::new`]; it exits when the last of them is dropped.
+///
+/// ```
+/// use flakeid::{Clock, CoarseClock};
+///
+/// let clock = CoarseClock::new();
+/// assert!(clock.recent_unix_ns() <= clock.unix_ns());
+/// ```
+#[cfg(not(flakeid_loom))]
+#[derive(Debug, Clone)]
+pub struct CoarseClock {
+    precise: MonotonicClock,
+    shared: Arc<Ticker>,
+    /// False only if the background thread could not be started: then the coarse
+    /// reading is the precise one.
+    ticking: bool,
+}
+
+#[cfg(not(flakeid_loom))]
+#[derive(Debug)]
+struct Ticker {
+    /// The latest published reading of `precise`, in Unix ns; only ever raised.
+    recent: crossbeam_utils::CachePadded<AtomicU64>,
+}
+
+/// Publish a precise reading only when the coarse one lags it by more than this, so a
+/// thread spinning on the precise clock does not write the shared line every iteration.
+#[cfg(not(flakeid_loom))]
+const PUBLISH_SLACK_NS: u64 = 1_000;
+
+#[cfg(not(flakeid_loom))]
+impl CoarseClock {
+    /// The default interval between two publications by the background thread.
+    pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(1);
+
+    /// A coarse clock served by the process-wide background thread (started on first use,
+    /// publishing every [`CoarseClock::DEFAULT_INTERVAL`]).
+    pub fn new() -> Self {
+        static SHARED: std::sync::Mutex<std::sync::Weak<Ticker>> =
+            std::sync::Mutex::new(std::sync::Weak::new());
+        let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shared) = slot.upgrade() {
+            return CoarseClock {
+                precise: MonotonicClock::new(),
+                shared,
+                ticking: true,
+            };
+        }
+        let clock = Self::with_interval(Self::DEFAULT_INTERVAL);
+        if clock.ticking {
+            *slot = Arc::downgrade(&clock.shared);
+        }
+        clock
+    }
+
+    /// A coarse clock with its own background thread publishing every `interval`
+    /// (at least 10 µs).
+    pub fn with_interval(interval: Duration) -> Self {
+        let interval = interval.max(Duration::from_micros(10));
+        let precise = MonotonicClock::new();
+        let shared = Arc::new(Ticker {
+            recent: crossbeam_utils::CachePadded::new(AtomicU64::new(precise.unix_ns())),
+        });
+        let weak = Arc::downgrade(&shared);
+        let ticker_clock = precise.clone();
+        let spawned = std::thread::Builder::new()
+            .name("flakeid-coarse-clock".into())
+            .spawn(move || {
+                while let Some(t) = weak.upgrade() {
+                    t.recent
+                        .fetch_max(ticker_clock.unix_ns(), Ordering::Relaxed);
+                    drop(t);
+                    std::thread::sleep(interval);
+                }
+            });
+        CoarseClock {
+            precise,
+            shared,
+            ticking: spawned.is_ok(),
+        }
+    }
+}
+
+#[cfg(not(flakeid_loom))]
+impl Default for CoarseClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(not(flakeid_loom))]
+impl Clock for CoarseClock {
+    #[inline]
+    fn unix_ns(&self) -> u64 {
+        let now = self.precise.unix_ns();
+        if now > self.shared.recent.load(Ordering::Relaxed) + PUBLISH_SLACK_NS {
+            self.shared.recent.fetch_max(now, Ordering::Relaxed);
+        }
+        now
+    }
+
+    #[inline]
+    fn recent_unix_ns(&self) -> u64 {
+        if self.ticking {
+            self.shared.recent.load(Ordering::Relaxed)
+        } else {
+            self.precise.unix_ns()
+        }
     }
 }
 
@@ -45,21 +186,36 @@ pub(crate) fn system_unix_ns() -> u64 {
 /// re-anchor.
 #[derive(Debug, Clone)]
 pub struct MonotonicClock {
+    #[cfg(not(miri))]
     clock: quanta::Clock,
+    #[cfg(not(miri))]
     anchor_raw: u64,
+    /// Under Miri, which cannot run quanta's `cpuid`/`rdtsc`, std's monotonic clock.
+    #[cfg(miri)]
+    anchor: std::time::Instant,
     anchor_unix_ns: u64,
 }
 
 impl MonotonicClock {
     /// Anchors a new monotonic clock to the current wall-clock time.
+    #[cfg(not(miri))]
     pub fn new() -> Self {
-        static CALIBRATED: OnceLock<quanta::Clock> = OnceLock::new();
+        static CALIBRATED: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
         let clock = CALIBRATED.get_or_init(quanta::Clock::new).clone();
         let anchor_raw = clock.raw();
         MonotonicClock {
             anchor_raw,
             anchor_unix_ns: system_unix_ns(),
             clock,
+        }
+    }
+
+    /// Anchors a new monotonic clock to the current wall-clock time.
+    #[cfg(miri)]
+    pub fn new() -> Self {
+        MonotonicClock {
+            anchor: std::time::Instant::now(),
+            anchor_unix_ns: system_unix_ns(),
         }
     }
 }
@@ -73,7 +229,10 @@ impl Default for MonotonicClock {
 impl Clock for MonotonicClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
+        #[cfg(not(miri))]
         let elapsed = self.clock.delta_as_nanos(self.anchor_raw, self.clock.raw());
+        #[cfg(miri)]
+        let elapsed = u64::try_from(self.anchor.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.anchor_unix_ns.saturating_add(elapsed)
     }
 }

@@ -101,9 +101,22 @@ impl Encoding {
         Ok(value)
     }
 
-    /// Parses text in any encoding: `0x…` is hex, digits only is decimal, anything else of
-    /// 13 characters is base32. (A base32 ID made only of digits reads as decimal; use
-    /// [`Encoding::Base32`]`.parse` for those.)
+    /// Parses text in any encoding, by this precedence: `0x`/`0X` first is hex, digits only
+    /// is decimal, anything else of 13 characters is base32.
+    ///
+    /// Base32 text can look like the others: a base32 ID made only of digits reads as
+    /// decimal, and one that starts with `0X` (Crockford's X is a digit) reads as hex.
+    /// When the encoding is known, [`Encoding::parse`] is exact (`flakeid decode
+    /// --encoding base32` for streams of base32).
+    ///
+    /// ```
+    /// use flakeid::Encoding;
+    ///
+    /// assert_eq!(Encoding::parse_any("0x1d5f51ed8fc7102a")?, 2116500430648709162);
+    /// assert_eq!(Encoding::parse_any("0X7FFFFFFFFFF")?, 0x7ff_ffff_ffff);
+    /// assert_eq!(Encoding::Base32.parse("0X7FFFFFFFFFF")?, 1053261203175357935);
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
     pub fn parse_any(text: &str) -> Result<u64, Error> {
         let s = text.trim();
         if s.starts_with("0x") || s.starts_with("0X") {

@@ -151,6 +151,18 @@ pub enum Error {
     },
     /// The layout has node bits but no node id was given.
     NodeMissing,
+    /// The generator is leased ([`crate::Generator::lease`]) to other code: it could not
+    /// be leased again, or the lease did not end within the wait bound.
+    Leased,
+    /// A sharded generator needs at least one shard.
+    NoShards,
+    /// A sharded generator was given fewer node ids than it has shards.
+    NodeBlockTooSmall {
+        /// Shards asked for.
+        shards: usize,
+        /// Node ids given.
+        nodes: u64,
+    },
     /// Datacenter and worker were given for a layout without a datacenter part.
     NoDatacenterField,
     /// No private IPv4 address (10/8, 172.16/12, 192.168/16, 169.254/16) was found.
@@ -228,6 +240,14 @@ impl fmt::Display for Error {
             ),
             Error::WouldBlock { wait } => write!(f, "would block for {wait:?}"),
             Error::NodeMissing => f.write_str("the layout has node bits but no node id was given"),
+            Error::Leased => {
+                f.write_str("the generator is leased to other code (Generator::lease)")
+            }
+            Error::NoShards => f.write_str("a sharded generator needs at least one shard"),
+            Error::NodeBlockTooSmall { shards, nodes } => write!(
+                f,
+                "{shards} shards need {shards} node ids, but the block holds {nodes}"
+            ),
             Error::NoDatacenterField => {
                 f.write_str("the layout has no datacenter field; give a node id instead")
             }

@@ -36,6 +36,19 @@
 //! - **No panics on input**: every bad layout, node id, time or ID string gets its own
 //!   [`Error`] variant. Nothing on the minting path allocates.
 //!
+//! ## Minting paths, cheapest last
+//!
+//! | path | cost per ID (one thread) | ordering |
+//! |---|---|---|
+//! | [`Generator::next_id`] on [`MonotonicClock`] | a TSC read and one CAS | strictly increasing per generator |
+//! | the same on [`CoarseClock`] | one relaxed load and one CAS | the same; the time may lag by about a millisecond |
+//! | [`Generator::next_ids`], [`Generator::ids`] | one CAS per tick per batch | the same |
+//! | [`ShardedGenerator::next_id`] | a thread-local read, then as above | strictly increasing per thread, ordered by tick across shards |
+//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load and a plain store | strictly increasing; the lease holder mints alone |
+//!
+//! BENCHMARKS.md has the measured figures against ferroid, snowflake_me, snowflaked,
+//! uuid v7 and ulid.
+//!
 //! ## Example
 //!
 //! ```
@@ -62,13 +75,14 @@
 //! | clock behind | throws, state unchanged | keeps counting on the last tick, sleeps as long as the clock jumped | your choice of either, or wait; every wait bounded |
 //! | sequence exhausted | busy-spins to the next ms | sleeps to the next unit holding a mutex | sleeps while far, spins at the boundary, no lock |
 //! | past the lifetime | IDs silently turn negative | `over the time limit` | [`Error::PastLifetime`] |
-//! | clock | wall clock | wall clock | monotonic, anchored to the wall clock (or [`SystemClock`], [`ManualClock`]) |
+//! | clock | wall clock | wall clock | monotonic, anchored to the wall clock (or [`CoarseClock`], [`SystemClock`], [`ManualClock`]) |
 //! | first ID | time part may be 0 | time part never 0 | as Sonyflake |
 //! | machine id from IP | - | first private IPv4, last two octets | same rule, [`node::private_ip_machine_id`] |
 //! | out-of-range fields | masked | range-checked | range-checked, never masked |
 
 #![warn(missing_docs)]
 
+pub mod affinity;
 mod clock;
 pub mod decode;
 pub mod encoding;
@@ -78,18 +92,22 @@ mod id;
 mod layout;
 pub mod node;
 pub mod rfc3339;
+mod sharded;
 pub mod state;
 mod sync;
 
+#[cfg(not(flakeid_loom))]
+pub use clock::CoarseClock;
 pub use clock::{Clock, ManualClock, MonotonicClock, SystemClock};
 pub use encoding::Encoding;
 pub use error::{Error, Field, ParseErrorKind};
-pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder};
+pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder, Ids, Lease};
 pub use id::Id;
 pub use layout::{
     Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
     SonyflakeSettings, TWEPOCH_MS,
 };
+pub use sharded::{ShardedBuilder, ShardedGenerator};
 pub use state::ClockPolicy;
 
 #[cfg(doctest)]

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use flakeid::decode::{Columns, Decoder};
 use flakeid::rfc3339::{self, Timestamp};
-use flakeid::{Encoding, Error, Field, Generator, Id, Layout, Order};
+use flakeid::{
+    Clock, CoarseClock, Encoding, Error, Field, Generator, Id, Layout, Order, ShardedGenerator,
+};
 
 const LAYOUT_HELP: &str = "Layout: snowflake (default), sonyflake (v2 defaults), sonyflake-v1, \
 or a custom layout `key=value,...` with keys time, seq, node (bits), dc (datacenter bits \
@@ -96,6 +98,16 @@ enum Format {
     Json,
 }
 
+/// How `decode` reads its input IDs.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum InputEncoding {
+    /// Per ID: `0x...` is hex, digits only decimal, other 13 characters base32.
+    Auto,
+    Decimal,
+    Hex,
+    Base32,
+}
+
 #[derive(Args)]
 struct GenArgs {
     #[command(flatten)]
@@ -117,6 +129,11 @@ struct DecodeArgs {
     /// One JSON object per line instead of a table.
     #[arg(long)]
     json: bool,
+    /// How the input IDs are written. `auto` guesses per ID, and base32 text that looks
+    /// like decimal (digits only) or hex (`0X...`) is read that way: give `base32` for
+    /// base32 input.
+    #[arg(long, value_enum, default_value = "auto")]
+    encoding: InputEncoding,
     /// IDs; with none, read one per line from standard input.
     ids: Vec<String>,
 }
@@ -154,10 +171,14 @@ struct BenchArgs {
     /// Minting threads.
     #[arg(long, short = 't', default_value_t = 1)]
     threads: u64,
-    /// One generator per thread, each with its own node id (0, 1, ...), instead of one
-    /// shared generator.
+    /// One shard per thread (a ShardedGenerator, node ids 0, 1, ...), each thread pinned
+    /// to a core and leasing its shard, instead of one generator all threads share.
     #[arg(long)]
     sharded: bool,
+    /// Read the coarse clock on the fast path (CoarseClock: a background thread
+    /// publishes the time every millisecond) instead of the monotonic clock.
+    #[arg(long)]
+    coarse: bool,
     /// How long to run.
     #[arg(long, default_value_t = 2.0)]
     seconds: f64,
@@ -362,6 +383,7 @@ const DECODE_BATCH: usize = 4096;
 /// standard error as they are met and counted.
 struct DecodeStream<'a, W: Write> {
     decoder: Decoder,
+    encoding: InputEncoding,
     json: bool,
     out: &'a mut W,
     ids: Vec<u64>,
@@ -372,7 +394,13 @@ struct DecodeStream<'a, W: Write> {
 impl<W: Write> DecodeStream<'_, W> {
     fn push(&mut self, what: &str, number: usize, text: &str) -> CliResult {
         let layout = self.decoder.layout();
-        let parsed = Encoding::parse_any(text).and_then(|id| {
+        let parsed = match self.encoding {
+            InputEncoding::Auto => Encoding::parse_any(text),
+            InputEncoding::Decimal => Encoding::Decimal.parse(text),
+            InputEncoding::Hex => Encoding::Hex.parse(text),
+            InputEncoding::Base32 => Encoding::Base32.parse(text),
+        };
+        let parsed = parsed.and_then(|id| {
             if id > layout.max_id() {
                 Err(Error::IdOutOfLayout {
                     id,
@@ -455,6 +483,7 @@ fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
     }
     let mut stream = DecodeStream {
         decoder: Decoder::new(&layout),
+        encoding: a.encoding,
         json: a.json,
         out: &mut out,
         ids: Vec::with_capacity(DECODE_BATCH),
@@ -611,6 +640,55 @@ fn field_diagram(l: &Layout) -> String {
     }
 }
 
+type BenchWorker = std::thread::JoinHandle<Result<(), Error>>;
+
+/// Starts the bench threads: all on shard 0 (shared), or thread `t` pinned to core `t`
+/// and leasing shard `t`.
+fn spawn_bench<C: Clock + Send + Sync + 'static>(
+    sharded: Result<ShardedGenerator<C>, Error>,
+    threads: u64,
+    leased: bool,
+    stop: &Arc<AtomicBool>,
+    total: &Arc<AtomicU64>,
+) -> CliResult<Vec<BenchWorker>> {
+    let sharded = Arc::new(sharded.map_err(|e| CliError::new(None, e))?);
+    Ok((0..threads as usize)
+        .map(|t| {
+            let sharded = Arc::clone(&sharded);
+            let (stop, total) = (Arc::clone(stop), Arc::clone(total));
+            std::thread::spawn(move || -> Result<(), Error> {
+                let mut count = 0u64;
+                let flush = |n: u64, count: &mut u64| {
+                    *count += n;
+                    if *count >= 1 << 16 {
+                        total.fetch_add(std::mem::take(count), Ordering::Relaxed);
+                    }
+                };
+                if leased {
+                    flakeid::affinity::pin_current_thread(t);
+                    let mut lease = sharded.shards()[t].lease()?;
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..1024 {
+                            std::hint::black_box(lease.next_id()?);
+                        }
+                        flush(1024, &mut count);
+                    }
+                } else {
+                    let g = &sharded.shards()[0];
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..1024 {
+                            std::hint::black_box(g.next_id()?);
+                        }
+                        flush(1024, &mut count);
+                    }
+                }
+                total.fetch_add(count, Ordering::Relaxed);
+                Ok(())
+            })
+        })
+        .collect())
+}
+
 fn bench(a: BenchArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
     if a.threads == 0 || a.threads > 1024 {
@@ -629,40 +707,20 @@ fn bench(a: BenchArgs) -> CliResult<ExitCode> {
             ),
         ));
     }
-    let build = |node| {
-        Generator::builder(layout)
-            .node(node)
-            .max_wait(Duration::from_secs(5))
-            .build()
-            .map(Arc::new)
-            .map_err(|e| CliError::new(None, e))
-    };
-    let generators: Vec<_> = (0..shards).map(build).collect::<CliResult<_>>()?;
+    let builder = ShardedGenerator::builder(layout)
+        .nodes(0..shards)
+        .shards(shards as usize)
+        .max_wait(Duration::from_secs(5));
     let duration = Duration::from_secs_f64(a.seconds);
     let stop = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
-    let workers: Vec<_> = (0..a.threads)
-        .map(|t| {
-            let g = Arc::clone(&generators[(t % shards) as usize]);
-            let (stop, total) = (Arc::clone(&stop), Arc::clone(&total));
-            std::thread::spawn(move || -> Result<(), Error> {
-                let mut batch = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    for _ in 0..1024 {
-                        std::hint::black_box(g.next_id()?);
-                    }
-                    batch += 1024;
-                    if batch >= 1 << 16 {
-                        total.fetch_add(batch, Ordering::Relaxed);
-                        batch = 0;
-                    }
-                }
-                total.fetch_add(batch, Ordering::Relaxed);
-                Ok(())
-            })
-        })
-        .collect();
+    let workers = if a.coarse {
+        let sharded = builder.clock(CoarseClock::new()).build();
+        spawn_bench(sharded, a.threads, a.sharded, &stop, &total)?
+    } else {
+        spawn_bench(builder.build(), a.threads, a.sharded, &stop, &total)?
+    };
     let bar = io::stderr().is_terminal();
     while started.elapsed() < duration {
         std::thread::sleep(

@@ -26,13 +26,19 @@ pub enum ClockPolicy {
     Wait,
 }
 
+/// The top bit of the generator's word: set while a [`crate::Lease`] holds the generator.
+/// Packed words never use it (time and sequence fit in 63 bits), and [`reserve`] must
+/// never see it: the generator strips or waits on it first.
+pub const LEASED: u64 = 1 << 63;
+
 /// The layout facts the state machine needs, derived once from a [`Layout`](crate::Layout).
 ///
 /// The packed word, most significant bit first:
 ///
 /// | bits | holds |
 /// |---|---|
-/// | 63 ..= `sequence_bits + time_bits` | always 0 |
+/// | 63 | the lease bit ([`LEASED`]), kept out of this function's way |
+/// | 62 ..= `sequence_bits + time_bits` | always 0 |
 /// | `sequence_bits + time_bits - 1` ..= `sequence_bits` | last tick used |
 /// | `sequence_bits - 1` ..= 0 | last sequence number used in that tick |
 ///

@@ -287,3 +287,28 @@ fn bench_reports_a_rate() {
         "{out}"
     );
 }
+
+/// Found by the `parse` fuzz target: base32 text that starts with `0X` reads as hex in
+/// `auto`; `--encoding base32` reads it exactly.
+#[test]
+fn decode_encoding_flag_settles_base32_that_looks_like_hex_or_decimal() {
+    let auto = ok(&["decode", "--json", "0X7FFFFFFFFFF"]);
+    assert_eq!(json_value(&auto, "id"), "8796093022207");
+    let exact = ok(&["decode", "--json", "--encoding", "base32", "0X7FFFFFFFFFF"]);
+    assert_eq!(json_value(&exact, "id"), "1053261203175357935");
+    let digits = ok(&["decode", "--json", "--encoding", "base32", "0000000000110"]);
+    assert_eq!(json_value(&digits, "id"), "1056");
+    let hex = ok(&[
+        "decode",
+        "--json",
+        "--encoding",
+        "hex",
+        "0x1d5f51ed8fc7102a",
+    ]);
+    assert_eq!(json_value(&hex, "id"), "2116500430648709162");
+    let out = flakeid(
+        &["decode", "--encoding", "hex", "2116500430648709162"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "decimal is not hex");
+}

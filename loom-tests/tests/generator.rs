@@ -5,9 +5,27 @@
 
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Error, Generator, Layout, ManualClock};
+use flakeid::{ClockPolicy, Error, Generator, Layout, ManualClock, ShardedGenerator};
 use loom::sync::Arc;
 use loom::thread;
+
+/// Runs `f` under `loom::model` and reports how many interleavings loom explored and how
+/// long it took (shown with `--nocapture`; CI shows it).
+fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let runs = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    let started = std::time::Instant::now();
+    loom::model(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    eprintln!(
+        "loom model {name}: {} interleavings in {:.2?}",
+        runs.load(Ordering::Relaxed),
+        started.elapsed()
+    );
+}
 
 const T0_MS: u64 = 1_000_000;
 
@@ -62,7 +80,7 @@ fn check(per_thread: Vec<Vec<u64>>) {
 
 #[test]
 fn two_threads_race_across_an_exhausted_tick() {
-    loom::model(|| {
+    model("two threads across an exhausted tick", || {
         let clock = ManualClock::from_unix_ms(T0_MS);
         let g = Arc::new(generator(&clock, ClockPolicy::Continue));
         let t = {
@@ -83,7 +101,7 @@ fn clock_steps_back_while_threads_mint_under_each_policy() {
         ClockPolicy::Continue,
         ClockPolicy::Wait,
     ] {
-        loom::model(move || {
+        model(&format!("clock steps back, {policy:?}"), move || {
             let clock = ManualClock::from_unix_ms(T0_MS);
             let g = Arc::new(generator(&clock, policy));
             let t = {
@@ -100,7 +118,7 @@ fn clock_steps_back_while_threads_mint_under_each_policy() {
 
 #[test]
 fn three_threads_race_across_an_exhausted_tick() {
-    loom::model(|| {
+    model("three threads across an exhausted tick", || {
         let clock = ManualClock::from_unix_ms(T0_MS);
         let g = Arc::new(generator(&clock, ClockPolicy::Reject));
         let threads: Vec<_> = (0..2)
@@ -118,7 +136,7 @@ fn three_threads_race_across_an_exhausted_tick() {
 
 #[test]
 fn batch_reservations_race_single_mints() {
-    loom::model(|| {
+    model("batch vs single", || {
         let clock = ManualClock::from_unix_ms(T0_MS);
         let g = Arc::new(generator(&clock, ClockPolicy::Continue));
         let t = {
@@ -136,6 +154,76 @@ fn batch_reservations_race_single_mints() {
         let mine = mint(&g, 2);
         mover.join().unwrap();
         check(vec![mine, t.join().unwrap()]);
+    });
+}
+
+/// Sharded minting with more threads than shards: threads 0 and 2 share shard 0 (and
+/// race across its exhausted tick), thread 1 has shard 1.
+#[test]
+fn sharded_with_more_threads_than_shards() {
+    model("sharded, 3 threads on 2 shards", || {
+        let clock = ManualClock::from_unix_ms(T0_MS);
+        let s = Arc::new(
+            ShardedGenerator::builder(tiny())
+                .nodes(0..2)
+                .shards(2)
+                .max_wait(Duration::ZERO)
+                .clock(clock.clone())
+                .build()
+                .unwrap(),
+        );
+        let threads: Vec<_> = (1..3)
+            .map(|k| {
+                let s = Arc::clone(&s);
+                thread::spawn(move || mint(s.shard(k % 2).unwrap(), 2))
+            })
+            .collect();
+        clock.advance(Duration::from_millis(1));
+        let mut all = vec![mint(s.shard(0).unwrap(), 2)];
+        all.extend(threads.into_iter().map(|t| t.join().unwrap()));
+        check(all);
+    });
+}
+
+/// A lease (plain stores) against shared minting (CAS) and a second lease attempt: the
+/// lease bit keeps every CAS out while the lease holder stores.
+#[test]
+fn a_lease_races_shared_minting() {
+    model("lease vs shared", || {
+        let clock = ManualClock::from_unix_ms(T0_MS);
+        let layout = Layout::builder()
+            .time_bits(20)
+            .sequence_bits(3)
+            .node_bits(1)
+            .epoch_unix_ms(0)
+            .build()
+            .unwrap();
+        let g = Arc::new(
+            Generator::builder(layout)
+                .node(0)
+                .max_wait(Duration::from_secs(3600))
+                .clock(clock)
+                .build()
+                .unwrap(),
+        );
+        let shared = {
+            let g = Arc::clone(&g);
+            thread::spawn(move || {
+                let mut ids = vec![g.next_id().unwrap().get()];
+                match g.lease() {
+                    Ok(mut lease) => ids.push(lease.next_id().unwrap().get()),
+                    Err(e) => assert_eq!(e, Error::Leased),
+                }
+                ids
+            })
+        };
+        let mut mine = Vec::new();
+        if let Ok(mut lease) = g.lease() {
+            mine.push(lease.next_id().unwrap().get());
+            mine.push(lease.next_id().unwrap().get());
+        }
+        mine.push(g.next_id().unwrap().get());
+        check(vec![mine, shared.join().unwrap()]);
     });
 }
 

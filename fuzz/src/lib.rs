@@ -1,0 +1,5 @@
+//! The checks behind flakeid's fuzz targets (see `checks.rs`).
+
+mod checks;
+
+pub use checks::{decode, generator, parse};

@@ -1,0 +1,310 @@
+//! Per-core sharding: N generators, each with its own node id, so N cores mint N times the
+//! layout's cap without touching each other's cache lines.
+
+use core::fmt;
+use core::ops::Range;
+use core::time::Duration;
+
+use crate::clock::{Clock, MonotonicClock};
+use crate::error::Error;
+use crate::generator::{DEFAULT_MAX_WAIT, Generator, Ids};
+use crate::id::Id;
+use crate::layout::Layout;
+use crate::state::ClockPolicy;
+
+/// N [`Generator`]s of one layout, one per shard, each with its own node id from a block
+/// the caller hands over (for Snowflake, a range of worker ids in one datacenter; for
+/// Sonyflake, a range of machine ids).
+///
+/// Each thread has a home shard, fixed for the thread's life (a dense per-thread index,
+/// taken once with one atomic increment, modulo the number of shards), and mints there.
+///
+/// What holds:
+/// - **Unique**, always: shards differ in node id, and each shard is a lock-free
+///   [`Generator`] that never hands out a (tick, sequence) twice, even when several
+///   threads share it (more threads than shards is fine, just slower).
+/// - **Strictly increasing per thread**: a thread always mints on its home shard.
+/// - **Time-ordered across shards, not strictly increasing**: two IDs from different
+///   shards compare by tick first, so an ID from a later tick is larger, but within one
+///   tick the shard with the larger node id sorts after the other whatever the order of
+///   minting.
+///
+/// For the highest rate, pin one thread per core and let each [lease](Generator::lease)
+/// its shard (see [`crate::affinity`] and the `pinned` example).
+///
+/// ```
+/// use flakeid::{Layout, ShardedGenerator};
+///
+/// let sharded = ShardedGenerator::builder(Layout::snowflake())
+///     .datacenter(3)
+///     .workers(0..32)
+///     .shards(4)
+///     .build()?;
+/// let id = sharded.next_id()?;
+/// let parts = Layout::snowflake().decompose(id.get())?;
+/// assert_eq!(parts.node, sharded.home_shard().node());
+/// # Ok::<(), flakeid::Error>(())
+/// ```
+pub struct ShardedGenerator<C = MonotonicClock> {
+    shards: Box<[Generator<C>]>,
+    /// `u64::MAX / len + 1`: turns `thread index % len` into two multiplications.
+    fastmod: u64,
+}
+
+impl<C> fmt::Debug for ShardedGenerator<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardedGenerator")
+            .field("shards", &self.shards)
+            .finish()
+    }
+}
+
+/// The calling thread's dense index: 0 for the first thread that asks, 1 for the next...
+/// Taken once per thread with one relaxed increment.
+fn thread_index() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    std::thread_local! {
+        static INDEX: u32 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    INDEX.with(|i| *i)
+}
+
+impl ShardedGenerator<MonotonicClock> {
+    /// Starts building a sharded generator for `layout`, on the default monotonic clock.
+    pub fn builder(layout: Layout) -> ShardedBuilder<MonotonicClock> {
+        ShardedBuilder {
+            layout,
+            nodes: None,
+            shards: None,
+            policy: ClockPolicy::default(),
+            max_wait: DEFAULT_MAX_WAIT,
+            clock: MonotonicClock::new(),
+        }
+    }
+}
+
+impl<C: Clock> ShardedGenerator<C> {
+    /// The number of shards.
+    pub fn len(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Always false: a sharded generator has at least one shard.
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty()
+    }
+
+    /// All shards, in node id order.
+    pub fn shards(&self) -> &[Generator<C>] {
+        &self.shards
+    }
+
+    /// Shard `index`, if there is one.
+    pub fn shard(&self, index: usize) -> Option<&Generator<C>> {
+        self.shards.get(index)
+    }
+
+    /// The calling thread's home shard index.
+    #[inline]
+    pub fn home(&self) -> usize {
+        let index = u64::from(thread_index());
+        // Lemire's fastmod: exact for a 32-bit index and a 32-bit divisor.
+        let low = self.fastmod.wrapping_mul(index);
+        ((u128::from(low) * self.shards.len() as u128) >> 64) as usize
+    }
+
+    /// The calling thread's home shard.
+    #[inline]
+    pub fn home_shard(&self) -> &Generator<C> {
+        &self.shards[self.home()]
+    }
+
+    /// Mints the next ID on the calling thread's home shard (see [`Generator::next_id`]).
+    #[inline]
+    pub fn next_id(&self) -> Result<Id, Error> {
+        self.home_shard().next_id()
+    }
+
+    /// Mints without waiting on the home shard (see [`Generator::try_next_id`]).
+    #[inline]
+    pub fn try_next_id(&self) -> Result<Id, Error> {
+        self.home_shard().try_next_id()
+    }
+
+    /// Fills `out` from the home shard (see [`Generator::next_ids`]).
+    pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, Error> {
+        self.home_shard().next_ids(out)
+    }
+
+    /// `count` IDs from the home shard, reserved in runs (see [`Generator::ids`]).
+    pub fn ids(&self, count: usize) -> Ids<'_, C> {
+        self.home_shard().ids(count)
+    }
+}
+
+/// Configures a [`ShardedGenerator`]: the block of node ids, the number of shards, and
+/// the clock, clock policy and wait bound every shard shares.
+#[derive(Debug)]
+pub struct ShardedBuilder<C = MonotonicClock> {
+    layout: Layout,
+    nodes: Option<NodeBlock>,
+    shards: Option<usize>,
+    policy: ClockPolicy,
+    max_wait: Duration,
+    clock: C,
+}
+
+#[derive(Debug, Clone)]
+enum NodeBlock {
+    Nodes(Range<u64>),
+    Workers {
+        datacenter: Option<u64>,
+        workers: Range<u64>,
+    },
+}
+
+impl<C> ShardedBuilder<C> {
+    /// The block of whole node ids (Sonyflake's machine ids) to give the shards, in order:
+    /// shard `i` gets `nodes.start + i`. Ids past the number of shards are left unused.
+    pub fn nodes(mut self, nodes: Range<u64>) -> Self {
+        self.nodes = Some(NodeBlock::Nodes(nodes));
+        self
+    }
+
+    /// Snowflake's datacenter id for every shard; give [`ShardedBuilder::workers`] too.
+    pub fn datacenter(mut self, datacenter: u64) -> Self {
+        self.nodes = Some(match self.nodes {
+            Some(NodeBlock::Workers { workers, .. }) => NodeBlock::Workers {
+                datacenter: Some(datacenter),
+                workers,
+            },
+            _ => NodeBlock::Workers {
+                datacenter: Some(datacenter),
+                workers: 0..0,
+            },
+        });
+        self
+    }
+
+    /// The block of Snowflake worker ids to give the shards: shard `i` gets worker
+    /// `workers.start + i` in the datacenter given by [`ShardedBuilder::datacenter`].
+    pub fn workers(mut self, workers: Range<u64>) -> Self {
+        let datacenter = match self.nodes {
+            Some(NodeBlock::Workers { datacenter, .. }) => datacenter,
+            _ => None,
+        };
+        self.nodes = Some(NodeBlock::Workers {
+            datacenter,
+            workers,
+        });
+        self
+    }
+
+    /// The number of shards (default: [`ShardedBuilder::per_core`]).
+    pub fn shards(mut self, shards: usize) -> Self {
+        self.shards = Some(shards);
+        self
+    }
+
+    /// One shard per core this process may run on (through `core_affinity`, falling back
+    /// to `std::thread::available_parallelism`). This is the default.
+    pub fn per_core(mut self) -> Self {
+        self.shards = Some(crate::affinity::cores());
+        self
+    }
+
+    /// The clock policy of every shard (see [`ClockPolicy`]).
+    pub fn policy(mut self, policy: ClockPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The bound on any wait, for every shard.
+    pub fn max_wait(mut self, bound: Duration) -> Self {
+        self.max_wait = bound;
+        self
+    }
+
+    /// Uses another clock; every shard gets a clone (for [`crate::CoarseClock`], clones
+    /// share one background thread).
+    pub fn clock<D: Clock + Clone>(self, clock: D) -> ShardedBuilder<D> {
+        ShardedBuilder {
+            layout: self.layout,
+            nodes: self.nodes,
+            shards: self.shards,
+            policy: self.policy,
+            max_wait: self.max_wait,
+            clock,
+        }
+    }
+}
+
+impl<C: Clock + Clone> ShardedBuilder<C> {
+    /// Checks the block against the layout and the number of shards, and builds.
+    ///
+    /// Errors: [`Error::NoShards`] for zero shards; [`Error::NodeMissing`] without a
+    /// block (or, for [`ShardedBuilder::workers`], without a datacenter);
+    /// [`Error::NodeBlockTooSmall`] when the block has fewer ids than shards;
+    /// [`Error::OutOfRange`] when an id the shards need lies outside the layout.
+    pub fn build(self) -> Result<ShardedGenerator<C>, Error> {
+        let shards = self.shards.unwrap_or_else(crate::affinity::cores);
+        if shards == 0 {
+            return Err(Error::NoShards);
+        }
+        let layout = self.layout;
+        // The block as a range of ids, and the datacenter the ids are workers of (if so).
+        let (range, datacenter) = match self.nodes {
+            None if layout.node_bits() == 0 => (0..1, None),
+            None => return Err(Error::NodeMissing),
+            Some(NodeBlock::Nodes(r)) => (r, None),
+            Some(NodeBlock::Workers {
+                datacenter: Some(d),
+                workers,
+            }) => (workers, Some(d)),
+            Some(NodeBlock::Workers {
+                datacenter: None, ..
+            }) => return Err(Error::NodeMissing),
+        };
+        let node_of = |id| match datacenter {
+            Some(d) => layout.node_of(d, id),
+            None => layout.check_node(id),
+        };
+        let available = range.end.saturating_sub(range.start);
+        if available < shards as u64 || u32::try_from(shards).is_err() {
+            return Err(Error::NodeBlockTooSmall {
+                shards,
+                nodes: available,
+            });
+        }
+        let generators = (range.start..range.start + shards as u64)
+            .map(|id| {
+                Generator::builder(layout)
+                    .node(node_of(id)?)
+                    .policy(self.policy)
+                    .max_wait(self.max_wait)
+                    .clock(self.clock.clone())
+                    .build()
+            })
+            .collect::<Result<Box<[_]>, Error>>()?;
+        Ok(ShardedGenerator {
+            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
+            shards: generators,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fastmod_matches_the_remainder() {
+        for len in 1..=67u64 {
+            let fastmod = (u64::MAX / len).wrapping_add(1);
+            for index in (0..2000u64).chain([u64::from(u32::MAX) - 5, u64::from(u32::MAX)]) {
+                let low = fastmod.wrapping_mul(index);
+                let got = ((u128::from(low) * u128::from(len)) >> 64) as u64;
+                assert_eq!(got, index % len, "{index} % {len}");
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Small concurrent runs sized for Miri, which checks them for undefined behaviour and data
+//! races and injects spurious `compare_exchange_weak` failures (loom does not).
+//!
+//! Run: `cargo +nightly miri test --test miri` (CI runs it; see `.ci/run`). They also run,
+//! fast, in the normal `cargo test`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use flakeid::{ClockPolicy, Generator, Id, Layout, ManualClock, ShardedGenerator};
+
+/// 2 sequence bits: 4 IDs per tick, so threads keep crossing tick boundaries.
+fn tiny() -> Layout {
+    Layout::builder()
+        .time_bits(30)
+        .sequence_bits(2)
+        .node_bits(2)
+        .epoch_unix_ms(0)
+        .build()
+        .unwrap()
+}
+
+/// `threads` threads mint `per_thread` IDs each with `mint`, while the main thread moves
+/// the clock forward; checks uniqueness and per-thread order.
+fn run<F>(threads: usize, per_thread: usize, clock: &ManualClock, mint: F) -> usize
+where
+    F: Fn(usize) -> Option<Id> + Send + Sync + 'static,
+{
+    let mint = Arc::new(mint);
+    let workers: Vec<_> = (0..threads)
+        .map(|t| {
+            let mint = Arc::clone(&mint);
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for _ in 0..per_thread {
+                    if let Some(id) = mint(t) {
+                        ids.push(id);
+                    }
+                }
+                ids
+            })
+        })
+        .collect();
+    for _ in 0..per_thread {
+        clock.advance(Duration::from_millis(1));
+        std::thread::yield_now();
+    }
+    let mut all = HashSet::new();
+    for w in workers {
+        let ids = w.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
+        for id in ids {
+            assert!(all.insert(id), "duplicate {id}");
+        }
+    }
+    all.len()
+}
+
+fn generator(clock: &ManualClock, policy: ClockPolicy, node: u64) -> Generator<ManualClock> {
+    Generator::builder(tiny())
+        .node(node)
+        .policy(policy)
+        .max_wait(Duration::ZERO)
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn shared_generator_under_each_policy() {
+    for policy in [
+        ClockPolicy::Reject,
+        ClockPolicy::Continue,
+        ClockPolicy::Wait,
+    ] {
+        let clock = ManualClock::from_unix_ms(1_000);
+        let g = Arc::new(generator(&clock, policy, 1));
+        let minted = run(3, 40, &clock, move |_| g.next_id().ok());
+        assert!(minted > 0);
+    }
+}
+
+#[test]
+fn batches_and_singles() {
+    let clock = ManualClock::from_unix_ms(1_000);
+    let g = Arc::new(generator(&clock, ClockPolicy::Continue, 2));
+    let minted = run(2, 40, &clock, move |t| {
+        if t == 0 {
+            let mut out = [Id::default(); 3];
+            let n = g.next_ids(&mut out).unwrap_or(0);
+            out[..n].last().copied()
+        } else {
+            g.next_id().ok()
+        }
+    });
+    assert!(minted > 0);
+}
+
+#[test]
+fn leases_and_shards() {
+    let clock = ManualClock::from_unix_ms(1_000);
+    let sharded = Arc::new(
+        ShardedGenerator::builder(tiny())
+            .nodes(0..4)
+            .shards(2)
+            .max_wait(Duration::ZERO)
+            .clock(clock.clone())
+            .build()
+            .unwrap(),
+    );
+    let minted = run(3, 30, &clock, move |t| {
+        let shard = sharded.shard(t % 2).unwrap();
+        if t == 2 {
+            shard
+                .lease()
+                .ok()
+                .and_then(|mut lease| lease.next_id().ok())
+        } else {
+            shard.next_id().ok()
+        }
+    });
+    assert!(minted > 0);
+}

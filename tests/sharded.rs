@@ -1,0 +1,391 @@
+//! Sharded minting, leases, the batch iterator and the coarse clock.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use flakeid::{
+    Clock, CoarseClock, Error, Field, Generator, Id, Layout, ManualClock, ShardedGenerator,
+};
+
+/// 2026-10-31T12:00:00Z.
+const T0_MS: u64 = 1_793_448_000_000;
+
+/// 4 sequence numbers per 1 ms tick, 3 node bits.
+fn tiny() -> Layout {
+    Layout::builder()
+        .time_bits(40)
+        .sequence_bits(2)
+        .node_bits(3)
+        .epoch_unix_ms(T0_MS - 86_400_000)
+        .build()
+        .unwrap()
+}
+
+fn wide() -> Layout {
+    "seq=22,node=4,epoch=2025-01-01T00:00:00Z".parse().unwrap()
+}
+
+#[test]
+fn misuse_gets_a_typed_error() {
+    let snowflake = || ShardedGenerator::builder(Layout::snowflake());
+    assert_eq!(
+        snowflake()
+            .datacenter(1)
+            .workers(0..32)
+            .shards(0)
+            .build()
+            .unwrap_err(),
+        Error::NoShards
+    );
+    assert_eq!(
+        snowflake()
+            .datacenter(1)
+            .workers(0..3)
+            .shards(4)
+            .build()
+            .unwrap_err(),
+        Error::NodeBlockTooSmall {
+            shards: 4,
+            nodes: 3
+        }
+    );
+    assert_eq!(
+        snowflake()
+            .datacenter(1)
+            .workers(std::ops::Range { start: 5, end: 3 })
+            .shards(1)
+            .build()
+            .unwrap_err(),
+        Error::NodeBlockTooSmall {
+            shards: 1,
+            nodes: 0
+        }
+    );
+    // Worker 32 does not fit in 5 bits: the block runs past the layout.
+    assert_eq!(
+        snowflake()
+            .datacenter(1)
+            .workers(30..40)
+            .shards(3)
+            .build()
+            .unwrap_err(),
+        Error::OutOfRange {
+            field: Field::Worker,
+            value: 32,
+            max: 31
+        }
+    );
+    assert!(matches!(
+        snowflake().datacenter(32).workers(0..4).shards(4).build(),
+        Err(Error::OutOfRange {
+            field: Field::Datacenter,
+            ..
+        })
+    ));
+    assert_eq!(
+        snowflake().workers(0..4).shards(4).build().unwrap_err(),
+        Error::NodeMissing
+    );
+    assert_eq!(
+        snowflake().shards(2).build().unwrap_err(),
+        Error::NodeMissing
+    );
+    assert!(matches!(
+        ShardedGenerator::builder(Layout::sonyflake())
+            .nodes(65_534..65_540)
+            .shards(3)
+            .build(),
+        Err(Error::OutOfRange { value: 65_536, .. })
+    ));
+    // No node bits: one node, so one shard at most.
+    let nodeless: Layout = "seq=12,node=0".parse().unwrap();
+    assert!(
+        ShardedGenerator::builder(nodeless)
+            .shards(1)
+            .build()
+            .is_ok()
+    );
+    assert_eq!(
+        ShardedGenerator::builder(nodeless)
+            .shards(2)
+            .build()
+            .unwrap_err(),
+        Error::NodeBlockTooSmall {
+            shards: 2,
+            nodes: 1
+        }
+    );
+}
+
+#[test]
+fn shards_take_the_block_in_order_and_default_to_one_per_core() {
+    let s = ShardedGenerator::builder(Layout::snowflake())
+        .datacenter(2)
+        .workers(10..32)
+        .shards(5)
+        .build()
+        .unwrap();
+    let nodes: Vec<u64> = s.shards().iter().map(|g| g.node()).collect();
+    let expected: Vec<u64> = (10..15)
+        .map(|w| Layout::snowflake().node_of(2, w).unwrap())
+        .collect();
+    assert_eq!(nodes, expected);
+    let per_core = ShardedGenerator::builder(Layout::sonyflake())
+        .nodes(100..200)
+        .build()
+        .unwrap();
+    assert_eq!(per_core.len(), flakeid::affinity::cores());
+    assert!(!per_core.is_empty());
+}
+
+/// More threads than shards: IDs unique, each thread's strictly increasing and all from
+/// its home shard, and across shards ordered by tick.
+#[test]
+fn more_threads_than_shards() {
+    const THREADS: usize = 8;
+    const PER_THREAD: usize = 100_000;
+    let s = Arc::new(
+        ShardedGenerator::builder(wide())
+            .nodes(3..16)
+            .shards(3)
+            .clock(CoarseClock::new())
+            .build()
+            .unwrap(),
+    );
+    let barrier = Arc::new(Barrier::new(THREADS));
+    let per_thread: Vec<(u64, Vec<Id>)> = (0..THREADS)
+        .map(|_| {
+            let (s, barrier) = (s.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let home = s.home();
+                assert_eq!(home, s.home(), "a thread's home shard is fixed");
+                barrier.wait();
+                let ids: Vec<Id> = (0..PER_THREAD).map(|_| s.next_id().unwrap()).collect();
+                (s.shards()[home].node(), ids)
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    let layout = wide();
+    let mut all = HashSet::new();
+    let mut homes = HashSet::new();
+    for (node, ids) in &per_thread {
+        homes.insert(*node);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
+        for id in ids {
+            assert_eq!(layout.decompose(id.get()).unwrap().node, *node);
+            assert!(all.insert(*id), "duplicate {id}");
+        }
+    }
+    assert_eq!(all.len(), THREADS * PER_THREAD);
+    assert_eq!(homes.len(), 3, "8 threads spread over all 3 shards");
+    // Across shards: an ID from a later tick is larger.
+    let mut by_id: Vec<Id> = all.into_iter().collect();
+    by_id.sort();
+    let ticks: Vec<u64> = by_id
+        .iter()
+        .map(|id| layout.decompose(id.get()).unwrap().ticks)
+        .collect();
+    assert!(ticks.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn a_lease_excludes_everyone_else_and_continues_the_sequence() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(tiny())
+        .node(1)
+        .max_wait(Duration::from_millis(30))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let a = g.next_id().unwrap();
+    let mut lease = g.lease().unwrap();
+    assert!(g.is_leased());
+    assert_eq!(g.lease().unwrap_err(), Error::Leased);
+    assert_eq!(g.try_next_id().unwrap_err(), Error::Leased);
+    let started = std::time::Instant::now();
+    assert_eq!(g.next_id().unwrap_err(), Error::Leased);
+    assert!(
+        started.elapsed() >= Duration::from_millis(30),
+        "waited the bound"
+    );
+    let b = lease.next_id().unwrap();
+    let c = lease.next_id().unwrap();
+    assert!(a < b && b < c);
+    // Exhausting the tick under a lease waits for the next one, as the shared path does.
+    let mover = {
+        let clock = clock.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(5));
+            clock.advance(Duration::from_millis(1));
+        })
+    };
+    let d = lease.next_id().unwrap();
+    let e = lease.next_id().unwrap();
+    mover.join().unwrap();
+    let (pd, pe) = (
+        tiny().decompose(d.get()).unwrap(),
+        tiny().decompose(e.get()).unwrap(),
+    );
+    assert_eq!(pd.sequence, 3);
+    assert_eq!((pe.ticks, pe.sequence), (pd.ticks + 1, 0));
+    let mut batch = [Id::default(); 3];
+    assert_eq!(lease.next_ids(&mut batch).unwrap(), 3);
+    assert!(e < batch[0] && batch.windows(2).all(|w| w[0] < w[1]));
+    let last_leased = lease.next_id();
+    drop(lease);
+    assert!(!g.is_leased());
+    // The 4-slot tick is spent; after the clock moves the shared path carries on.
+    clock.advance(Duration::from_millis(1));
+    let f = g.next_id().unwrap();
+    assert!(f > batch[2]);
+    if let Ok(l) = last_leased {
+        assert!(f > l);
+    }
+    assert_eq!(g.last_id(), f);
+}
+
+#[test]
+fn a_lease_ending_lets_waiting_threads_through() {
+    let g = Arc::new(Generator::builder(wide()).node(2).build().unwrap());
+    let lease = g.lease().unwrap();
+    let waiter = {
+        let g = g.clone();
+        std::thread::spawn(move || g.next_id())
+    };
+    std::thread::sleep(Duration::from_millis(20));
+    drop(lease);
+    assert!(waiter.join().unwrap().is_ok());
+}
+
+#[test]
+fn leases_and_shared_minting_race_without_duplicates() {
+    let g = Arc::new(
+        Generator::builder(tiny())
+            .node(3)
+            .clock(CoarseClock::new())
+            .max_wait(Duration::from_secs(5))
+            .build()
+            .unwrap(),
+    );
+    let workers: Vec<_> = (0..4)
+        .map(|t| {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                let mut ids = Vec::new();
+                for round in 0..200 {
+                    if (t + round) % 2 == 0
+                        && let Ok(mut lease) = g.lease()
+                    {
+                        for _ in 0..5 {
+                            ids.push(lease.next_id().unwrap());
+                        }
+                        continue;
+                    }
+                    ids.push(g.next_id().unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    for w in workers {
+        let ids = w.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        for id in ids {
+            assert!(all.insert(id), "duplicate {id}");
+        }
+    }
+    assert!(all.len() >= 800);
+}
+
+#[test]
+fn the_iterator_reserves_runs_and_stops_at_an_error() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(tiny())
+        .node(1)
+        .max_wait(Duration::ZERO)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut it = g.ids(10);
+    assert_eq!(it.size_hint(), (0, Some(10)));
+    let first = it.next().unwrap().unwrap();
+    assert_eq!(
+        it.size_hint(),
+        (3, Some(9)),
+        "the rest of the tick is reserved"
+    );
+    let run: Vec<Id> = it.by_ref().take(3).map(Result::unwrap).collect();
+    assert!(first < run[0] && run.windows(2).all(|w| w[0] < w[1]));
+    assert!(matches!(it.next(), Some(Err(Error::WaitTooLong { .. }))));
+    assert!(it.next().is_none(), "fused after the error");
+
+    clock.advance(Duration::from_millis(1));
+    let more: Vec<Id> = g.ids(4).map(Result::unwrap).collect();
+    assert_eq!(more.len(), 4);
+    assert!(more[0] > run[2]);
+    assert_eq!(g.ids(0).count(), 0);
+}
+
+#[test]
+fn the_iterator_crosses_ticks_on_the_real_clock() {
+    let g = Generator::builder(Layout::snowflake())
+        .datacenter(1)
+        .worker(1)
+        .build()
+        .unwrap();
+    let ids: Vec<Id> = g.ids(20_000).map(Result::unwrap).collect();
+    assert_eq!(ids.len(), 20_000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let layout = Layout::snowflake();
+    let ticks = |id: &Id| layout.decompose(id.get()).unwrap().ticks;
+    assert!(ticks(&ids[19_999]) - ticks(&ids[0]) >= 4, "4096 per tick");
+    assert!(g.next_id().unwrap() > ids[19_999]);
+}
+
+#[test]
+fn the_coarse_clock_lags_a_little_and_never_leads() {
+    let c = CoarseClock::with_interval(Duration::from_micros(200));
+    let mut last = 0;
+    for _ in 0..200_000 {
+        let recent = c.recent_unix_ns();
+        let now = c.unix_ns();
+        assert!(recent <= now, "{recent} > {now}");
+        assert!(recent >= last, "went back");
+        last = recent;
+    }
+    // Without precise reads, the background thread alone moves it on.
+    let before = c.recent_unix_ns();
+    std::thread::sleep(Duration::from_millis(20));
+    let after = c.recent_unix_ns();
+    assert!(after - before >= 10_000_000, "moved {} ns", after - before);
+    assert!(c.unix_ns() - after < 20_000_000);
+}
+
+#[test]
+fn ids_on_the_coarse_clock_carry_the_time_within_the_lag() {
+    let layout = Layout::snowflake();
+    let g = Generator::builder(layout)
+        .datacenter(0)
+        .worker(9)
+        .clock(CoarseClock::new())
+        .build()
+        .unwrap();
+    let wall = || flakeid::SystemClock.unix_ns() / 1_000_000;
+    let before = wall();
+    let ids: Vec<Id> = (0..200_000).map(|_| g.next_id().unwrap()).collect();
+    let after = wall();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    for id in [ids[0], ids[100_000], ids[199_999]] {
+        let ms = layout.unix_ms_of(layout.decompose(id.get()).unwrap().ticks);
+        // The coarse reading lags by about one interval; allow for a slow wake-up.
+        assert!(
+            ms + 50 >= before && ms <= after + 1,
+            "{ms} not in {before}..={after}"
+        );
+    }
+}

@@ -1,8 +1,11 @@
 //! Time sources. A [`Clock`] tells the current time in Unix nanoseconds.
 
+#[cfg(feature = "std")]
 use std::sync::Arc;
+#[cfg(feature = "std")]
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+#[cfg(feature = "std")]
 use crate::sync::{AtomicU64, Ordering};
 
 /// A source of the current time, in nanoseconds since 1970-01-01T00:00:00Z.
@@ -37,6 +40,22 @@ impl<C: Clock + ?Sized> Clock for &C {
     }
 }
 
+/// The placeholder default clock without `std` (see
+/// [`DefaultClock`](crate::DefaultClock)): it reads 0, before every epoch, so a
+/// generator on it mints nothing. Name a real clock with
+/// [`Generator::with_clock`](crate::Generator::with_clock).
+#[cfg(not(feature = "std"))]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoClock;
+
+#[cfg(not(feature = "std"))]
+impl Clock for NoClock {
+    fn unix_ns(&self) -> u64 {
+        0
+    }
+}
+
+#[cfg(feature = "std")]
 impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn unix_ns(&self) -> u64 {
@@ -67,7 +86,7 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
 /// let clock = CoarseClock::new();
 /// assert!(clock.recent_unix_ns() <= clock.unix_ns());
 /// ```
-#[cfg(not(flakeid_loom))]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 #[derive(Debug, Clone)]
 pub struct CoarseClock {
     precise: MonotonicClock,
@@ -77,7 +96,7 @@ pub struct CoarseClock {
     ticking: bool,
 }
 
-#[cfg(not(flakeid_loom))]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 #[derive(Debug)]
 struct Ticker {
     /// The latest published reading of `precise`, in Unix ns; only ever raised.
@@ -86,10 +105,10 @@ struct Ticker {
 
 /// Publish a precise reading only when the coarse one lags it by more than this, so a
 /// thread spinning on the precise clock does not write the shared line every iteration.
-#[cfg(not(flakeid_loom))]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 const PUBLISH_SLACK_NS: u64 = 1_000;
 
-#[cfg(not(flakeid_loom))]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 impl CoarseClock {
     /// The default interval between two publications by the background thread.
     pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(1);
@@ -142,14 +161,14 @@ impl CoarseClock {
     }
 }
 
-#[cfg(not(flakeid_loom))]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 impl Default for CoarseClock {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(not(flakeid_loom))]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 impl Clock for CoarseClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
@@ -170,6 +189,7 @@ impl Clock for CoarseClock {
     }
 }
 
+#[cfg(feature = "std")]
 /// The wall clock in Unix nanoseconds (0 before 1970, saturating far in the future).
 pub(crate) fn system_unix_ns() -> u64 {
     SystemTime::now()
@@ -177,6 +197,7 @@ pub(crate) fn system_unix_ns() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
+#[cfg(feature = "std")]
 /// The default clock: monotonic (`quanta`, the TSC where it is reliable), anchored once to
 /// the wall clock when it is created.
 ///
@@ -196,6 +217,7 @@ pub struct MonotonicClock {
     anchor_unix_ns: u64,
 }
 
+#[cfg(feature = "std")]
 impl MonotonicClock {
     /// Anchors a new monotonic clock to the current wall-clock time.
     #[cfg(not(miri))]
@@ -220,12 +242,14 @@ impl MonotonicClock {
     }
 }
 
+#[cfg(feature = "std")]
 impl Default for MonotonicClock {
     fn default() -> Self {
         Self::new()
     }
 }
 
+#[cfg(feature = "std")]
 impl Clock for MonotonicClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
@@ -237,12 +261,14 @@ impl Clock for MonotonicClock {
     }
 }
 
+#[cfg(feature = "std")]
 /// The wall clock (`SystemTime::now`), as the reference implementations read it: it can
 /// step backwards under NTP or an operator, which the generator's
 /// [`ClockPolicy`](crate::ClockPolicy) then handles.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
+#[cfg(feature = "std")]
 impl Clock for SystemClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
@@ -250,6 +276,7 @@ impl Clock for SystemClock {
     }
 }
 
+#[cfg(feature = "std")]
 /// A clock that moves only when told to: for tests, simulations and `no_std`-style callers
 /// that bring their own time. Clones share one time.
 #[derive(Debug, Clone)]
@@ -257,6 +284,7 @@ pub struct ManualClock {
     ns: Arc<AtomicU64>,
 }
 
+#[cfg(feature = "std")]
 impl ManualClock {
     /// A clock standing at `unix_ns`.
     pub fn new(unix_ns: u64) -> Self {
@@ -292,6 +320,7 @@ impl ManualClock {
     }
 }
 
+#[cfg(feature = "std")]
 impl Clock for ManualClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
@@ -299,7 +328,7 @@ impl Clock for ManualClock {
     }
 }
 
-#[cfg(all(test, not(flakeid_loom)))]
+#[cfg(all(test, feature = "std", not(flakeid_loom)))]
 mod tests {
     use super::*;
 

@@ -87,10 +87,19 @@ pub struct Avx512(());
 impl Avx2 {
     /// `Some` if the CPU running this has AVX2 (and the build allows SIMD).
     pub fn detect() -> Option<Avx2> {
-        #[cfg(all(target_arch = "x86_64", not(flakeid_no_simd)))]
+        #[cfg(all(target_arch = "x86_64", not(flakeid_no_simd), feature = "std"))]
         if std::arch::is_x86_feature_detected!("avx2") {
             return Some(Avx2(()));
         }
+        // Without std there is no runtime detection: the build's target features decide.
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(flakeid_no_simd),
+            not(feature = "std"),
+            target_feature = "avx2"
+        ))]
+        return Some(Avx2(()));
+        #[allow(unreachable_code)]
         None
     }
 }
@@ -98,12 +107,21 @@ impl Avx2 {
 impl Avx512 {
     /// `Some` if the CPU running this has AVX-512 F and DQ (and the build allows SIMD).
     pub fn detect() -> Option<Avx512> {
-        #[cfg(all(target_arch = "x86_64", not(flakeid_no_simd)))]
+        #[cfg(all(target_arch = "x86_64", not(flakeid_no_simd), feature = "std"))]
         if std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512dq")
         {
             return Some(Avx512(()));
         }
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(flakeid_no_simd),
+            not(feature = "std"),
+            target_feature = "avx512f",
+            target_feature = "avx512dq"
+        ))]
+        return Some(Avx512(()));
+        #[allow(unreachable_code)]
         None
     }
 }
@@ -138,11 +156,14 @@ impl Backend {
     }
 
     /// Every backend this CPU has, scalar first.
-    pub fn available() -> Vec<Backend> {
-        let mut all = vec![Backend::Scalar];
-        all.extend(Avx2::detect().map(Backend::Avx2));
-        all.extend(Avx512::detect().map(Backend::Avx512));
-        all
+    pub fn available() -> impl Iterator<Item = Backend> {
+        [
+            Some(Backend::Scalar),
+            Avx2::detect().map(Backend::Avx2),
+            Avx512::detect().map(Backend::Avx512),
+        ]
+        .into_iter()
+        .flatten()
     }
 
     /// A short name: `scalar`, `avx2` or `avx512`.

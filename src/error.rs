@@ -70,6 +70,15 @@ pub enum Error {
         /// The sum of the field widths.
         bits: u32,
     },
+    /// The fields of a layout add up to more than the cap set with
+    /// [`LayoutBuilder::max_bits`](crate::LayoutBuilder::max_bits) (53 for IDs that
+    /// JavaScript's numbers hold exactly).
+    WiderThanCap {
+        /// The sum of the field widths.
+        bits: u32,
+        /// The cap.
+        max: u32,
+    },
     /// The time field is narrower than the rule allows (at least 1 bit; Sonyflake: 32).
     TimeBitsTooFew {
         /// The width asked for.
@@ -191,6 +200,10 @@ impl fmt::Display for Error {
             Error::LayoutTooWide { bits } => {
                 write!(f, "layout needs {bits} bits; at most 63 fit in an ID")
             }
+            Error::WiderThanCap { bits, max } => write!(
+                f,
+                "layout needs {bits} bits; the cap is {max} (53 keeps IDs exact in JavaScript)"
+            ),
             Error::TimeBitsTooFew { bits, min } => {
                 write!(f, "bit length for time must be {min} or more (got {bits})")
             }
@@ -277,4 +290,4 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}

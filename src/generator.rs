@@ -5,10 +5,28 @@ use core::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
-use crate::clock::{Clock, MonotonicClock};
+use crate::clock::Clock;
+#[cfg(feature = "std")]
+use crate::clock::MonotonicClock;
+
+/// The clock a generator gets when none is named: the monotonic clock with `std`; without
+/// `std` there is none, and [`Generator::with_clock`] names one.
+#[cfg(feature = "std")]
+pub type DefaultClock = MonotonicClock;
+/// The clock a generator gets when none is named: the monotonic clock with `std`; without
+/// `std` there is none, and [`Generator::with_clock`] names one.
+#[cfg(not(feature = "std"))]
+pub type DefaultClock = crate::clock::NoClock;
+
+/// When the current wait began: an `Instant` with `std`, else a reading of the clock.
+#[cfg(feature = "std")]
+type WaitStart = std::time::Instant;
+#[cfg(not(feature = "std"))]
+type WaitStart = u64;
 use crate::error::Error;
 use crate::id::Id;
 use crate::layout::Layout;
+#[cfg(feature = "std")]
 use crate::node;
 use crate::state::{self, ClockPolicy, Shape, Step};
 use crate::sync::{self, AtomicU64, Ordering};
@@ -45,7 +63,7 @@ const SLEEP_MARGIN: Duration = Duration::from_millis(1);
 /// assert_eq!(Layout::snowflake().split_node(parts.node), (3, 17));
 /// # Ok::<(), flakeid::Error>(())
 /// ```
-pub struct Generator<C = MonotonicClock> {
+pub struct Generator<C = DefaultClock> {
     /// The packed (last tick, last sequence) word, most significant bit first:
     ///
     /// | bits | holds |
@@ -94,9 +112,18 @@ impl<C> fmt::Debug for Generator<C> {
     }
 }
 
+#[cfg(feature = "std")]
 impl Generator<MonotonicClock> {
     /// Starts building a generator for `layout`, on the default monotonic clock.
     pub fn builder(layout: Layout) -> GeneratorBuilder<MonotonicClock> {
+        Generator::with_clock(layout, MonotonicClock::new())
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// Starts building a generator for `layout` on `clock` (the way in without `std`,
+    /// where there is no default clock).
+    pub fn with_clock(layout: Layout, clock: C) -> GeneratorBuilder<C> {
         GeneratorBuilder {
             layout,
             node: NodeSpec::Unset,
@@ -104,7 +131,7 @@ impl Generator<MonotonicClock> {
             policy: ClockPolicy::default(),
             max_wait: DEFAULT_MAX_WAIT,
             resume_after: None,
-            clock: MonotonicClock::new(),
+            clock,
         }
     }
 }
@@ -292,7 +319,9 @@ impl<C: Clock> Generator<C> {
                 continue;
             }
             let now = self.now_ticks()?;
-            match state::reserve(self.shape, word, now, self.policy, want) {
+            let step = state::reserve(self.shape, word, now, self.policy, want);
+            self.observe(word, now, step);
+            match step {
                 Step::Mint { first, last } => match self.commit::<LEASED>(word, last) {
                     Ok(()) => return Ok((first, last)),
                     Err(actual) => word = actual,
@@ -443,10 +472,81 @@ impl<C: Clock> Generator<C> {
         }
     }
 
+    /// Mints the next ID, awaiting tokio's timer instead of spinning or sleeping the thread
+    /// when the tick's sequence is used up or the clock is behind under
+    /// [`ClockPolicy::Wait`] (feature `tokio`). Meant for the long units (Sonyflake's
+    /// 10 ms): tokio's timer has millisecond resolution, so with 1 ms ticks the
+    /// blocking [`Generator::next_id`] loses less of the cap. The total wait is bounded by
+    /// `max_wait`, as for the blocking calls; a lease held elsewhere is awaited too.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), flakeid::Error> {
+    /// use flakeid::{Generator, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::sonyflake()).machine_id(7).build()?;
+    /// let a = generator.next_id_async().await?;
+    /// let b = generator.next_id_async().await?;
+    /// assert!(b > a);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn next_id_async(&self) -> Result<Id, Error> {
+        let started = std::time::Instant::now();
+        loop {
+            let wait = match self.try_next_id() {
+                Err(Error::WouldBlock { wait }) => wait,
+                Err(Error::Leased) => Duration::from_millis(1),
+                done => return done,
+            };
+            let spent = started.elapsed();
+            if spent.saturating_add(wait) > self.max_wait {
+                return Err(Error::WaitTooLong {
+                    needed: wait,
+                    bound: self.max_wait,
+                });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Reports what the slow path met (features `metrics`, `tracing`); empty without them.
+    #[inline(always)]
+    fn observe(&self, word: u64, now: u64, step: Step) {
+        #[cfg(any(feature = "metrics", feature = "tracing"))]
+        {
+            let last = self.shape.ticks(word);
+            if now < last {
+                let start = self.layout.unix_ns_of(last);
+                let clock = u128::from(self.clock.unix_ns());
+                let by = u64::try_from(start.saturating_sub(clock)).unwrap_or(u64::MAX);
+                crate::observe::clock_behind(Duration::from_nanos(by), self.policy);
+            }
+            if matches!(step, Step::WaitFor { until } if until > last) {
+                crate::observe::sequence_exhausted();
+            }
+        }
+        let _ = (word, now, step);
+    }
+
+    /// How long this call has waited so far (starting the count on first use).
+    fn waited(&self, start: &mut Option<WaitStart>) -> Duration {
+        #[cfg(feature = "std")]
+        {
+            start.get_or_insert_with(std::time::Instant::now).elapsed()
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let now = self.clock.unix_ns();
+            Duration::from_nanos(now.saturating_sub(*start.get_or_insert(now)))
+        }
+    }
+
     /// Waits a little for another thread's lease to end; fails once `max_wait` is spent.
     #[cold]
-    fn wait_for_lease(&self, waited: &mut Option<std::time::Instant>) -> Result<(), Error> {
-        let spent = waited.get_or_insert_with(std::time::Instant::now).elapsed();
+    fn wait_for_lease(&self, waited: &mut Option<WaitStart>) -> Result<(), Error> {
+        let spent = self.waited(waited);
         if spent >= self.max_wait {
             return Err(Error::Leased);
         }
@@ -481,7 +581,7 @@ impl<C: Clock> Generator<C> {
     /// Waits until the clock reaches the start of tick `until`: sleeps while far, yields
     /// when near, spins at the boundary. Fails at once if the wait would overrun the bound.
     #[cold]
-    fn wait_for(&self, until: u64, waited: &mut Option<std::time::Instant>) -> Result<(), Error> {
+    fn wait_for(&self, until: u64, waited: &mut Option<WaitStart>) -> Result<(), Error> {
         let target = self.tick_start_ns(until)?;
         loop {
             let now = self.clock.unix_ns();
@@ -489,7 +589,7 @@ impl<C: Clock> Generator<C> {
                 return Ok(());
             }
             let needed = Duration::from_nanos(target - now);
-            let spent = waited.get_or_insert_with(std::time::Instant::now).elapsed();
+            let spent = self.waited(waited);
             if spent.saturating_add(needed) > self.max_wait {
                 return Err(Error::WaitTooLong {
                     needed,
@@ -509,7 +609,7 @@ impl<C: Clock> Generator<C> {
 
 /// The iterator of [`Generator::ids`]: `count` IDs reserved in runs, one CAS per run.
 #[derive(Debug)]
-pub struct Ids<'g, C = MonotonicClock> {
+pub struct Ids<'g, C = DefaultClock> {
     generator: &'g Generator<C>,
     /// The next ID of the reserved run, and how many of the run are left; IDs of a run
     /// are one sequence step apart.
@@ -573,7 +673,7 @@ impl<C: Clock> core::iter::FusedIterator for Ids<'_, C> {}
 /// # Ok::<(), flakeid::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct Lease<'g, C: Clock = MonotonicClock> {
+pub struct Lease<'g, C: Clock = DefaultClock> {
     generator: &'g Generator<C>,
     /// A copy of the word (the lease holder is its only writer), so the fast path reads
     /// no shared memory but the clock.
@@ -659,13 +759,17 @@ enum NodeSpec {
     Unset,
     Node(u64),
     DatacenterWorker(Option<u64>, Option<u64>),
+    #[cfg(feature = "std")]
     PrivateIp,
 }
 
+#[cfg(feature = "std")]
 type NodeCheck = Box<dyn Fn(u64) -> bool + Send + Sync>;
+#[cfg(not(feature = "std"))]
+type NodeCheck = fn(u64) -> bool;
 
 /// Configures a [`Generator`]: node id, clock, clock policy and wait bound.
-pub struct GeneratorBuilder<C = MonotonicClock> {
+pub struct GeneratorBuilder<C = DefaultClock> {
     layout: Layout,
     node: NodeSpec,
     check: Option<NodeCheck>,
@@ -718,6 +822,7 @@ impl<C> GeneratorBuilder<C> {
     /// Sonyflake's default machine id: the low 16 bits of the first private IPv4 address
     /// (see [`node::private_ip_machine_id`]). Beware: hosts in different /16 networks can
     /// get the same id.
+    #[cfg(feature = "std")]
     pub fn machine_id_from_private_ip(mut self) -> Self {
         self.node = NodeSpec::PrivateIp;
         self
@@ -725,8 +830,17 @@ impl<C> GeneratorBuilder<C> {
 
     /// A hook that may refuse the node id (Sonyflake's `CheckMachineID`): return `false`
     /// and `build` fails with [`Error::NodeRejected`].
+    #[cfg(feature = "std")]
     pub fn check_node(mut self, check: impl Fn(u64) -> bool + Send + Sync + 'static) -> Self {
         self.check = Some(Box::new(check));
+        self
+    }
+
+    /// A hook that may refuse the node id (Sonyflake's `CheckMachineID`): return `false`
+    /// and `build` fails with [`Error::NodeRejected`]. (Without `std`, a plain function.)
+    #[cfg(not(feature = "std"))]
+    pub fn check_node(mut self, check: fn(u64) -> bool) -> Self {
+        self.check = Some(check);
         self
     }
 
@@ -772,6 +886,7 @@ impl<C> GeneratorBuilder<C> {
             NodeSpec::Node(n) => n,
             NodeSpec::DatacenterWorker(Some(d), Some(w)) => return l.node_of(d, w),
             NodeSpec::DatacenterWorker(..) => return Err(Error::NodeMissing),
+            #[cfg(feature = "std")]
             NodeSpec::PrivateIp => u64::from(node::private_ip_machine_id()?),
         };
         l.check_node(node)

@@ -11,7 +11,8 @@
 //! |---|---|---|---|---|
 //! | [`Layout::snowflake`] (41 time, 5+5 node, 12 seq, 1 ms) | 69.68 years (to 2080) | 4,096,000 | 1,024 | you need Twitter-compatible IDs or high rates per node |
 //! | [`Layout::sonyflake`] (39 time, 8 seq, 16 machine, 10 ms) | 174.21 years (to 2199) | 25,600 | 65,536 | many machines, modest rates, a long life |
-//! | [`Layout::builder`] | your choice | `2^seq / unit` | `2^node` | anything else, e.g. 53-bit IDs JavaScript can hold |
+//! | [`Layout::javascript_safe`] (41 time, 5 node, 7 seq, 1 ms) | 69.7 years (to 2094) | 128,000 | 32 | IDs that travel as JSON numbers: at most 2^53 - 1 |
+//! | [`Layout::builder`] | your choice | `2^seq / unit` | `2^node` | anything else, e.g. capped with [`LayoutBuilder::max_bits`] |
 //!
 //! More time bits buy lifetime, more sequence bits buy rate per node, more node bits buy
 //! nodes; a longer unit buys lifetime at the cost of rate. [`Layout::sonyflake_v2`] applies
@@ -81,7 +82,10 @@
 //! | out-of-range fields | masked | range-checked | range-checked, never masked |
 
 #![warn(missing_docs)]
+#![cfg_attr(not(any(feature = "std", test)), no_std)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "std")]
 pub mod affinity;
 mod clock;
 pub mod decode;
@@ -91,22 +95,34 @@ mod generator;
 mod id;
 mod layout;
 pub mod node;
+#[cfg(any(feature = "metrics", feature = "tracing"))]
+mod observe;
 pub mod rfc3339;
+#[cfg(feature = "serde")]
+pub mod serde;
+#[cfg(feature = "std")]
 mod sharded;
 pub mod state;
 mod sync;
 
-#[cfg(not(flakeid_loom))]
+pub use clock::Clock;
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 pub use clock::CoarseClock;
-pub use clock::{Clock, ManualClock, MonotonicClock, SystemClock};
+#[cfg(not(feature = "std"))]
+pub use clock::NoClock;
+#[cfg(feature = "std")]
+pub use clock::{ManualClock, MonotonicClock, SystemClock};
 pub use encoding::Encoding;
 pub use error::{Error, Field, ParseErrorKind};
-pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder, Ids, Lease};
+pub use generator::{DEFAULT_MAX_WAIT, DefaultClock, Generator, GeneratorBuilder, Ids, Lease};
 pub use id::Id;
+#[cfg(feature = "std")]
+pub use layout::SonyflakeSettings;
 pub use layout::{
-    Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
-    SonyflakeSettings, TWEPOCH_MS,
+    JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS,
+    SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
 };
+#[cfg(feature = "std")]
 pub use sharded::{ShardedBuilder, ShardedGenerator};
 pub use state::ClockPolicy;
 

@@ -14,6 +14,7 @@ use flakeid::{
 };
 
 const LAYOUT_HELP: &str = "Layout: snowflake (default), sonyflake (v2 defaults), sonyflake-v1, \
+js-safe (53-bit IDs JavaScript holds exactly), \
 or a custom layout `key=value,...` with keys time, seq, node (bits), dc (datacenter bits \
 inside node), order (tns = time|node|seq, tsn = time|seq|node), unit (e.g. 1ms, 10ms, 1500us) \
 and epoch (RFC 3339 or Unix ms). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z";
@@ -568,7 +569,7 @@ fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
     let epoch = Timestamp(i128::from(l.epoch_unix_ns()));
     if a.json {
         println!(
-            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{},\"max_nodes\":{},\"bits\":{}}}",
+            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{},\"max_nodes\":{},\"bits\":{},\"javascript_safe\":{}}}",
             l.time_bits(),
             l.sequence_bits(),
             l.node_bits(),
@@ -581,6 +582,7 @@ fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
             l.ids_per_second_per_node(),
             l.max_nodes(),
             l.bits(),
+            l.is_javascript_safe(),
         );
     } else {
         println!("layout          {l}");
@@ -594,7 +596,7 @@ fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
         println!(
             "ID width        {} bits{}",
             l.bits(),
-            if l.bits() <= 53 {
+            if l.is_javascript_safe() {
                 " (JavaScript-safe)"
             } else {
                 ""

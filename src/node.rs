@@ -1,6 +1,6 @@
 //! Where node ids come from.
 
-use std::net::{IpAddr, Ipv4Addr};
+use core::net::{IpAddr, Ipv4Addr};
 
 use crate::error::Error;
 
@@ -31,6 +31,7 @@ pub fn machine_id_from_addrs(addrs: impl IntoIterator<Item = IpAddr>) -> Result<
         .ok_or(Error::NoPrivateIp)
 }
 
+#[cfg(feature = "std")]
 /// Sonyflake's default machine id from this host's interface addresses, in the order the
 /// OS lists them. Fails with [`Error::NoPrivateIp`] if there is none (or the list cannot
 /// be read).
@@ -86,6 +87,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "std")]
     #[test]
     fn this_host_agrees_with_its_own_address_list() {
         let addrs: Vec<IpAddr> = if_addrs::get_if_addrs()

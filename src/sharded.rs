@@ -132,6 +132,14 @@ impl<C: Clock> ShardedGenerator<C> {
         self.home_shard().try_next_id()
     }
 
+    /// Mints on the home shard of the thread the task runs on, awaiting the next tick
+    /// (see [`Generator::next_id_async`]; feature `tokio`). A task that moves between
+    /// threads may mint on different shards: unique always, ordered by tick.
+    #[cfg(feature = "tokio")]
+    pub async fn next_id_async(&self) -> Result<Id, Error> {
+        self.home_shard().next_id_async().await
+    }
+
     /// Fills `out` from the home shard (see [`Generator::next_ids`]).
     pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, Error> {
         self.home_shard().next_ids(out)

@@ -1,5 +1,6 @@
 //! Every atomic, spin hint, yield and sleep of the crate, swapped for loom's under
 //! `--cfg flakeid_loom` so the loom models in `loom-tests/` explore the real code.
+//! Without `std` there is no scheduler to yield to or sleep on: both become spin hints.
 
 #[cfg(flakeid_loom)]
 pub(crate) use loom::{
@@ -13,16 +14,25 @@ pub(crate) use core::{
     hint::spin_loop,
     sync::atomic::{AtomicU64, Ordering},
 };
-#[cfg(not(flakeid_loom))]
+#[cfg(all(not(flakeid_loom), feature = "std"))]
 pub(crate) use std::thread::yield_now;
 
-/// Sleeps; under loom a sleep is only a chance for another thread to run.
+#[cfg(all(not(flakeid_loom), not(feature = "std")))]
+pub(crate) fn yield_now() {
+    spin_loop();
+}
+
 pub(crate) fn sleep(d: core::time::Duration) {
     #[cfg(flakeid_loom)]
     {
         let _ = d;
         yield_now();
     }
-    #[cfg(not(flakeid_loom))]
+    #[cfg(all(not(flakeid_loom), feature = "std"))]
     std::thread::sleep(d);
+    #[cfg(all(not(flakeid_loom), not(feature = "std")))]
+    {
+        let _ = d;
+        spin_loop();
+    }
 }

@@ -312,3 +312,17 @@ fn decode_encoding_flag_settles_base32_that_looks_like_hex_or_decimal() {
     );
     assert_eq!(out.status.code(), Some(1), "decimal is not hex");
 }
+
+#[test]
+fn layout_shows_whether_ids_are_javascript_safe() {
+    let js = ok(&["layout", "--layout", "js-safe", "--json"]);
+    assert_eq!(json_value(&js, "bits"), "53");
+    assert_eq!(json_value(&js, "javascript_safe"), "true");
+    assert_eq!(json_value(&js, "ids_per_second_per_node"), "128000");
+    assert_eq!(json_value(&js, "max_nodes"), "32");
+    assert!(json_value(&js, "lifetime_years").starts_with("69.68"));
+    let table = ok(&["layout", "--layout", "js-safe"]);
+    assert!(table.contains("53 bits (JavaScript-safe)"), "{table}");
+    let snow = ok(&["layout", "--json"]);
+    assert_eq!(json_value(&snow, "javascript_safe"), "false");
+}

@@ -88,7 +88,7 @@ fn run(decoder: &Decoder, ids: &[u64]) -> (Result<(), Error>, Cols) {
 }
 
 fn report_backends() -> Vec<Backend> {
-    let available = Backend::available();
+    let available: Vec<Backend> = Backend::available().collect();
     for name in ["avx2", "avx512"] {
         if available.iter().all(|b| b.name() != name) {
             println!(

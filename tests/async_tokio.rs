@@ -1,0 +1,79 @@
+//! Minting on tokio (feature `tokio`): awaiting the next tick leaves the runtime free.
+#![cfg(feature = "tokio")]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use flakeid::{ClockPolicy, Error, Generator, Layout, ManualClock};
+
+/// On a single-threaded runtime, minting 700 Sonyflake IDs (256 per 10 ms tick) needs two
+/// waits for the next tick; a ticker task keeps running meanwhile, which it could not if
+/// the waits blocked the thread.
+#[tokio::test(flavor = "current_thread")]
+async fn exhaustion_awaits_and_the_runtime_keeps_running() {
+    let g = Generator::builder(Layout::sonyflake())
+        .machine_id(3)
+        .build()
+        .unwrap();
+    let ticks = Arc::new(AtomicU64::new(0));
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                ticks.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    tokio::task::yield_now().await;
+    let mut ids = Vec::new();
+    for _ in 0..700 {
+        ids.push(g.next_id_async().await.unwrap());
+    }
+    ticker.abort();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let layout = Layout::sonyflake();
+    let span = layout.decompose(ids[699].get()).unwrap().ticks
+        - layout.decompose(ids[0].get()).unwrap().ticks;
+    assert!(span >= 2, "700 IDs need three ticks");
+    // The ticker only runs when the minting task awaits (one thread), and it was
+    // aborted right after: any tick at all happened during a wait for the next tick.
+    assert!(
+        ticks.load(Ordering::Relaxed) >= 1,
+        "the ticker never ran while minting waited"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn waits_stay_bounded() {
+    let clock = ManualClock::from_unix_ms(1_800_000_000_000);
+    let g = Generator::builder(Layout::sonyflake())
+        .machine_id(3)
+        .policy(ClockPolicy::Wait)
+        .max_wait(Duration::from_millis(30))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let first = g.next_id_async().await.unwrap();
+    // The clock steps back an hour: Wait policy, far past the bound, fails at once.
+    clock.step_back(Duration::from_secs(3600));
+    let started = std::time::Instant::now();
+    assert!(matches!(
+        g.next_id_async().await,
+        Err(Error::WaitTooLong { .. })
+    ));
+    assert!(started.elapsed() < Duration::from_millis(30));
+    // Back within a tick of the last: awaited, then minted.
+    clock.set(1_800_000_000_000_000_000 - 5_000_000);
+    let mover = {
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            clock.advance(Duration::from_millis(20));
+        })
+    };
+    let next = g.next_id_async().await.unwrap();
+    assert!(next > first);
+    mover.await.unwrap();
+}

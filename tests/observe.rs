@@ -1,0 +1,113 @@
+//! Observability (features `metrics`, `tracing`): exhaustion waits and clock-behind events
+//! are counted, with the size of the step back.
+#![cfg(any(feature = "metrics", feature = "tracing"))]
+
+use std::time::Duration;
+
+use flakeid::{ClockPolicy, Generator, Layout, ManualClock};
+
+const T0_MS: u64 = 1_793_448_000_000;
+
+/// 4 IDs per 1 ms tick.
+fn tiny() -> Layout {
+    Layout::builder()
+        .time_bits(40)
+        .sequence_bits(2)
+        .node_bits(3)
+        .epoch_unix_ms(T0_MS - 86_400_000)
+        .build()
+        .unwrap()
+}
+
+/// Mints through one exhausted tick (refused: the wait bound is 0) and then through a
+/// clock stepped back 5 ms under `policy`.
+fn scenario(policy: ClockPolicy) {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(tiny())
+        .node(1)
+        .policy(policy)
+        .max_wait(Duration::ZERO)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    for _ in 0..4 {
+        g.next_id().unwrap();
+    }
+    assert!(g.next_id().is_err(), "the tick is used up");
+    clock.advance(Duration::from_millis(10));
+    g.next_id().unwrap();
+    clock.step_back(Duration::from_millis(5));
+    let _ = g.next_id();
+}
+
+#[cfg(feature = "metrics")]
+#[test]
+fn metrics_count_exhaustion_and_clock_behind() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, || scenario(ClockPolicy::Continue));
+    let mut exhausted = None;
+    let mut behind = None;
+    let mut sizes = Vec::new();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        match (key.key().name(), value) {
+            ("flakeid_sequence_exhausted_total", DebugValue::Counter(n)) => exhausted = Some(n),
+            ("flakeid_clock_behind_total", DebugValue::Counter(n)) => behind = Some(n),
+            ("flakeid_clock_behind_seconds", DebugValue::Histogram(v)) => {
+                sizes = v.into_iter().map(|x| x.into_inner()).collect()
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(exhausted, Some(1));
+    assert_eq!(behind, Some(1));
+    assert_eq!(sizes.len(), 1);
+    // The clock stood at the start of its tick and stepped back 5 ms.
+    assert!((sizes[0] - 0.005).abs() < 1e-9, "{sizes:?}");
+}
+
+#[cfg(feature = "tracing")]
+#[test]
+fn tracing_events_for_exhaustion_and_clock_behind() {
+    use std::sync::{Arc, Mutex};
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    /// Records each event's level and fields.
+    #[derive(Default, Clone)]
+    struct Events(Arc<Mutex<Vec<String>>>);
+    struct Fields(String);
+    impl Visit for Fields {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0 += &format!("{}={value:?} ", field.name());
+        }
+    }
+    impl Subscriber for Events {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut fields = Fields(format!("{} ", event.metadata().level()));
+            event.record(&mut fields);
+            self.0.lock().unwrap().push(fields.0);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    let events = Events::default();
+    tracing::subscriber::with_default(events.clone(), || scenario(ClockPolicy::Reject));
+    let seen = events.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen[0].starts_with("DEBUG") && seen[0].contains("sequence exhausted"));
+    assert!(seen[1].starts_with("WARN") && seen[1].contains("behind_ns=5000000"));
+    assert!(seen[1].contains("policy=Reject"), "{seen:?}");
+}

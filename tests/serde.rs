@@ -1,0 +1,84 @@
+//! serde (feature `serde`): numbers by default, strings on request, clear errors.
+#![cfg(feature = "serde")]
+
+use flakeid::Id;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Row {
+    plain: Id,
+    #[serde(with = "flakeid::serde::as_string")]
+    text: Id,
+    #[serde(with = "flakeid::serde::as_number")]
+    number: Id,
+}
+
+fn id(raw: u64) -> Id {
+    Id::new(raw).unwrap()
+}
+
+#[test]
+fn round_trips_in_each_form() {
+    let row = Row {
+        plain: id(2116500430648709162),
+        text: id((1 << 63) - 1),
+        number: id(0),
+    };
+    let json = serde_json::to_string(&row).unwrap();
+    assert_eq!(
+        json,
+        r#"{"plain":2116500430648709162,"text":"9223372036854775807","number":0}"#
+    );
+    assert_eq!(serde_json::from_str::<Row>(&json).unwrap(), row);
+}
+
+#[test]
+fn plain_and_string_forms_read_numbers_and_every_encoding() {
+    for text in [
+        r#""2116500430648709162""#,
+        r#""0x1d5f51ed8fc7102a""#,
+        "2116500430648709162",
+    ] {
+        assert_eq!(
+            serde_json::from_str::<Id>(text).unwrap(),
+            id(2116500430648709162),
+            "{text}"
+        );
+    }
+    let b32 = {
+        let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+        format!(
+            "\"{}\"",
+            id(2116500430648709162).encode(flakeid::Encoding::Base32, &mut buf)
+        )
+    };
+    assert_eq!(
+        serde_json::from_str::<Id>(&b32).unwrap(),
+        id(2116500430648709162)
+    );
+}
+
+#[test]
+fn out_of_every_layout_is_a_clear_error() {
+    let err = |json: &str| serde_json::from_str::<Id>(json).unwrap_err().to_string();
+    assert!(
+        err("9223372036854775808").contains("at most 2^63 - 1"),
+        "{}",
+        err("9223372036854775808")
+    );
+    assert!(err("18446744073709551615").contains("at most 2^63 - 1"));
+    assert!(err("-1").contains("negative"));
+    assert!(err("1.5").contains("floating point"), "{}", err("1.5"));
+    assert!(err(r#""9223372036854775808""#).contains("does not fit in 63 bits"));
+    assert!(
+        err(r#""banana""#).contains("banana"),
+        "{}",
+        err(r#""banana""#)
+    );
+    assert!(err("null").contains("63-bit ID"));
+    // as_number takes numbers only.
+    let e = serde_json::from_str::<Row>(r#"{"plain":1,"text":"2","number":"3"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("as a number"), "{e}");
+}

@@ -211,6 +211,17 @@ impl<C: Clock> Generator<C> {
     /// lease to end, then fails with [`Error::Leased`].
     #[inline]
     pub fn next_id(&self) -> Result<Id, Error> {
+        match self.mint_same_tick() {
+            Ok(id) => Ok(id),
+            Err(_) => self.next_id_slow::<false>(),
+        }
+    }
+
+    /// The fast path, shared by [`Generator::next_id`] and [`Generator::try_next_id`]:
+    /// CAS loops while the word's tick is current and has sequence left; otherwise hands
+    /// back the word it last saw, for the slow path.
+    #[inline(always)]
+    fn mint_same_tick(&self) -> Result<Id, u64> {
         // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
         // clock read after the clock read of whoever stored the word it sees: with a clock
         // that is monotonic across cores, a thread never sees a tick "from the future".
@@ -227,7 +238,7 @@ impl<C: Clock> Generator<C> {
                 Err(actual) => word = self.back_off(actual, &mut failures),
             }
         }
-        self.next_id_slow::<false>()
+        Err(word)
     }
 
     /// The fast path's whole decision: if the clock's recent reading lies inside the tick
@@ -430,18 +441,8 @@ impl<C: Clock> Generator<C> {
     /// [`Error::WouldBlock`] with how long (and [`Error::Leased`] while leased).
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, Error> {
-        let mut word = self.state.load(Ordering::Acquire);
-        let mut failures = 0;
-        while let Some(next) = self.same_tick_step(word) {
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Ok(self.id(next)),
-                Err(actual) => word = self.back_off(actual, &mut failures),
-            }
-        }
-        self.try_next_id_slow(word)
+        self.mint_same_tick()
+            .or_else(|word| self.try_next_id_slow(word))
     }
 
     #[cold]

@@ -1,26 +1,13 @@
 //! The generator against a manual clock: the reference behaviours, each policy, the edges.
 
+mod common;
+use common::*;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use flakeid::{ClockPolicy, Error, Field, Generator, Layout, ManualClock, TWEPOCH_MS};
-
-/// 2026-10-31T12:00:00Z.
-const T0_MS: u64 = 1_793_448_000_000;
-/// Ticks of the tiny layout at `T0_MS` (its epoch lies a day before).
-const T0_TICKS: u64 = 86_400_000;
-
-/// A small layout that runs out quickly: 4 sequence numbers per 1 ms tick.
-fn tiny() -> Layout {
-    Layout::builder()
-        .time_bits(40)
-        .sequence_bits(2)
-        .node_bits(3)
-        .epoch_unix_ms(T0_MS - T0_TICKS)
-        .build()
-        .unwrap()
-}
 
 fn generator(layout: Layout, policy: ClockPolicy, clock: &ManualClock) -> Generator<ManualClock> {
     Generator::builder(layout)

@@ -2,22 +2,12 @@
 //! are counted, with the size of the step back.
 #![cfg(any(feature = "metrics", feature = "tracing"))]
 
+mod common;
+use common::*;
+
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Generator, Layout, ManualClock};
-
-const T0_MS: u64 = 1_793_448_000_000;
-
-/// 4 IDs per 1 ms tick.
-fn tiny() -> Layout {
-    Layout::builder()
-        .time_bits(40)
-        .sequence_bits(2)
-        .node_bits(3)
-        .epoch_unix_ms(T0_MS - 86_400_000)
-        .build()
-        .unwrap()
-}
+use flakeid::{ClockPolicy, Generator, ManualClock};
 
 /// Mints through one exhausted tick (refused: the wait bound is 0) and then through a
 /// clock stepped back 5 ms under `policy`.

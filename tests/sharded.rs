@@ -1,5 +1,8 @@
 //! Sharded minting, leases, the batch iterator and the coarse clock.
 
+mod common;
+use common::*;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
@@ -7,20 +10,6 @@ use std::time::Duration;
 use flakeid::{
     Clock, CoarseClock, Error, Field, Generator, Id, Layout, ManualClock, ShardedGenerator,
 };
-
-/// 2026-10-31T12:00:00Z.
-const T0_MS: u64 = 1_793_448_000_000;
-
-/// 4 sequence numbers per 1 ms tick, 3 node bits.
-fn tiny() -> Layout {
-    Layout::builder()
-        .time_bits(40)
-        .sequence_bits(2)
-        .node_bits(3)
-        .epoch_unix_ms(T0_MS - 86_400_000)
-        .build()
-        .unwrap()
-}
 
 fn wide() -> Layout {
     "seq=22,node=4,epoch=2025-01-01T00:00:00Z".parse().unwrap()

@@ -203,6 +203,8 @@ fn hot_path(c: &mut Criterion) {
     check("mutex baseline", || mb.next());
     group.bench_function("Mutex baseline", |b| b.iter(|| black_box(mb.next())));
 
+    let uuids: HashSet<uuid::Uuid> = (0..10_000).map(|_| uuid::Uuid::now_v7()).collect();
+    assert_eq!(uuids.len(), 10_000);
     group.bench_function("uuid now_v7 (fast-rng)", |b| {
         b.iter(|| black_box(uuid::Uuid::now_v7()))
     });

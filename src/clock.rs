@@ -5,7 +5,7 @@ use std::sync::Arc;
 #[cfg(feature = "std")]
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 use crate::sync::{AtomicU64, Ordering};
 
 /// A source of the current time, in nanoseconds since 1970-01-01T00:00:00Z.
@@ -86,7 +86,7 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
 /// let clock = CoarseClock::new();
 /// assert!(clock.recent_unix_ns() <= clock.unix_ns());
 /// ```
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 #[derive(Debug, Clone)]
 pub struct CoarseClock {
     precise: MonotonicClock,
@@ -96,7 +96,7 @@ pub struct CoarseClock {
     ticking: bool,
 }
 
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 #[derive(Debug)]
 struct Ticker {
     /// The latest published reading of `precise`, in Unix ns; only ever raised.
@@ -105,10 +105,10 @@ struct Ticker {
 
 /// Publish a precise reading only when the coarse one lags it by more than this, so a
 /// thread spinning on the precise clock does not write the shared line every iteration.
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 const PUBLISH_SLACK_NS: u64 = 1_000;
 
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 impl CoarseClock {
     /// The default interval between two publications by the background thread.
     pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(1);
@@ -161,14 +161,14 @@ impl CoarseClock {
     }
 }
 
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 impl Default for CoarseClock {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 impl Clock for CoarseClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
@@ -276,7 +276,7 @@ impl Clock for SystemClock {
     }
 }
 
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 /// A clock that moves only when told to: for tests, simulations and `no_std`-style callers
 /// that bring their own time. Clones share one time.
 #[derive(Debug, Clone)]
@@ -284,7 +284,7 @@ pub struct ManualClock {
     ns: Arc<AtomicU64>,
 }
 
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 impl ManualClock {
     /// A clock standing at `unix_ns`.
     pub fn new(unix_ns: u64) -> Self {
@@ -320,7 +320,7 @@ impl ManualClock {
     }
 }
 
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 impl Clock for ManualClock {
     #[inline]
     fn unix_ns(&self) -> u64 {

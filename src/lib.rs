@@ -91,6 +91,7 @@ mod clock;
 pub mod decode;
 pub mod encoding;
 mod error;
+#[cfg(target_has_atomic = "64")]
 mod generator;
 mod id;
 mod layout;
@@ -100,20 +101,23 @@ mod observe;
 pub mod rfc3339;
 #[cfg(feature = "serde")]
 pub mod serde;
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod sharded;
 pub mod state;
 mod sync;
 
 pub use clock::Clock;
-#[cfg(all(feature = "std", not(flakeid_loom)))]
+#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 pub use clock::CoarseClock;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub use clock::ManualClock;
 #[cfg(not(feature = "std"))]
 pub use clock::NoClock;
 #[cfg(feature = "std")]
-pub use clock::{ManualClock, MonotonicClock, SystemClock};
+pub use clock::{MonotonicClock, SystemClock};
 pub use encoding::Encoding;
 pub use error::{Error, Field, ParseErrorKind};
+#[cfg(target_has_atomic = "64")]
 pub use generator::{DEFAULT_MAX_WAIT, DefaultClock, Generator, GeneratorBuilder, Ids, Lease};
 pub use id::Id;
 #[cfg(feature = "std")]
@@ -122,7 +126,7 @@ pub use layout::{
     JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS,
     SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
 };
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use sharded::{ShardedBuilder, ShardedGenerator};
 pub use state::ClockPolicy;
 

@@ -10,10 +10,9 @@ pub(crate) use loom::{
 };
 
 #[cfg(not(flakeid_loom))]
-pub(crate) use core::{
-    hint::spin_loop,
-    sync::atomic::{AtomicU64, Ordering},
-};
+pub(crate) use core::hint::spin_loop;
+#[cfg(all(not(flakeid_loom), target_has_atomic = "64"))]
+pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
 #[cfg(all(not(flakeid_loom), feature = "std"))]
 pub(crate) use std::thread::yield_now;
 

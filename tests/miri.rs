@@ -1,8 +1,8 @@
 //! Small concurrent runs sized for Miri, which checks them for undefined behaviour and data
 //! races and injects spurious `compare_exchange_weak` failures (loom does not).
 //!
-//! Run: `cargo +nightly miri test --test miri` (CI runs it; see `.ci/run`). They also run,
-//! fast, in the normal `cargo test`.
+//! Run: `cargo +nightly miri test --no-default-features --features std --test miri` (CI
+//! runs it; see `.ci/run`). They also run, fast, in the normal `cargo test`.
 
 use std::collections::HashSet;
 use std::sync::Arc;

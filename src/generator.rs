@@ -40,8 +40,8 @@ const BACKOFF_CAP: u32 = 6;
 /// Below this much time left, a waiting thread spins instead of sleeping.
 const SPIN_BELOW: Duration = Duration::from_micros(50);
 /// Above this much time left, a waiting thread sleeps (all but `SLEEP_MARGIN` of it).
-const SLEEP_ABOVE: Duration = Duration::from_millis(2);
-const SLEEP_MARGIN: Duration = Duration::from_millis(1);
+const SLEEP_ABOVE: Duration = Duration::from_micros(300);
+const SLEEP_MARGIN: Duration = Duration::from_micros(150);
 
 /// Mints unique, strictly increasing IDs of one layout for one node.
 ///
@@ -644,6 +644,36 @@ impl<C: Clock> Iterator for Ids<'_, C> {
         self.in_run -= 1;
         self.remaining -= 1;
         Some(Ok(Id::from_raw(id)))
+    }
+
+    /// Internal iteration (`for_each`, `sum`, `fold`...) runs each reserved run as one
+    /// tight loop.
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, Self::Item) -> B,
+    {
+        let mut acc = init;
+        let step = self.generator.sequence_step();
+        while self.remaining > 0 {
+            if self.in_run == 0 {
+                match self.generator.reserve_run::<false>(self.remaining as u64) {
+                    Ok((first, last)) => {
+                        self.id = self.generator.id_of(first);
+                        self.in_run = last - first + 1;
+                    }
+                    Err(e) => return f(acc, Err(e)),
+                }
+            }
+            let run = self.in_run.min(self.remaining as u64);
+            let base = self.id;
+            for k in 0..run {
+                acc = f(acc, Ok(Id::from_raw(base + k * step)));
+            }
+            self.id += run * step;
+            self.in_run -= run;
+            self.remaining -= run as usize;
+        }
+        acc
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

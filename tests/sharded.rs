@@ -378,3 +378,33 @@ fn ids_on_the_coarse_clock_carry_the_time_within_the_lag() {
         );
     }
 }
+
+#[test]
+fn internal_and_external_iteration_agree() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(tiny())
+        .node(2)
+        .max_wait(Duration::ZERO)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    // fold over 6 with 4 per tick: 4 IDs, then the error, then nothing more.
+    let mut seen = Vec::new();
+    g.ids(6).for_each(|r| seen.push(r));
+    assert_eq!(seen.len(), 5);
+    assert!(seen[..4].iter().all(Result::is_ok));
+    assert!(matches!(seen[4], Err(Error::WaitTooLong { .. })));
+    clock.advance(Duration::from_millis(1));
+    // A partly consumed iterator folds the rest of its run, then reserves more.
+    let mut it = g.ids(4);
+    let first = it.next().unwrap().unwrap();
+    let rest: Vec<Id> = it.map(Result::unwrap).collect();
+    assert_eq!(rest.len(), 3);
+    assert!(first < rest[0] && rest.windows(2).all(|w| w[0] < w[1]));
+    clock.advance(Duration::from_millis(1));
+    let mut it = g.ids(3);
+    let a = it.next().unwrap().unwrap();
+    let sum: u64 = it.fold(0, |acc, r| acc + (r.unwrap().get() - a.get()));
+    let step = 1; // time|node|sequence: consecutive sequence numbers are 1 apart
+    assert_eq!(sum, step + 2 * step);
+}

@@ -64,18 +64,10 @@ const SLEEP_MARGIN: Duration = Duration::from_micros(150);
 /// # Ok::<(), flakeid::Error>(())
 /// ```
 pub struct Generator<C = DefaultClock> {
-    /// The packed (last tick, last sequence) word, most significant bit first:
-    ///
-    /// | bits | holds |
-    /// |---|---|
-    /// | 63 ..= `sequence_bits + time_bits` | always 0 |
-    /// | `sequence_bits + time_bits - 1` ..= `sequence_bits` | last tick used |
-    /// | `sequence_bits - 1` ..= 0 | last sequence number used in that tick |
-    ///
-    /// Invariant: it only increases, and only by a CAS from the word the new one was
-    /// computed from (by [`state::reserve`]), so no (tick, sequence) is handed out twice.
-    /// The node is not stored: it is OR-ed in on the way out. Padded so that minting
-    /// threads do not bounce the line that holds the read-only fields below.
+    /// The packed (last tick, last sequence) word, plus the lease bit; see [`Shape`] for
+    /// the bit table and the invariant. The node is not stored: it is OR-ed in on the way
+    /// out. Padded so that minting threads do not bounce the line that holds the
+    /// read-only fields below.
     state: CachePadded<AtomicU64>,
     shape: Shape,
     /// `state` bits that stay in place in the ID (the sequence, in Snowflake's order);
@@ -95,19 +87,14 @@ pub struct Generator<C = DefaultClock> {
 
 impl<C> fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = self.state.load(Ordering::Relaxed);
         f.debug_struct("Generator")
             .field("layout", &self.layout)
             .field("node", &self.node)
             .field("policy", &self.policy)
             .field("max_wait", &self.max_wait)
-            .field(
-                "state",
-                &(self.state.load(Ordering::Relaxed) & !state::LEASED),
-            )
-            .field(
-                "leased",
-                &(self.state.load(Ordering::Relaxed) & state::LEASED != 0),
-            )
+            .field("state", &(word & !state::LEASED))
+            .field("leased", &(word & state::LEASED != 0))
             .finish_non_exhaustive()
     }
 }
@@ -254,8 +241,20 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         let now = u128::from(self.clock.recent_unix_ns());
-        let start = u128::from(self.epoch_tick + self.shape.ticks(word)) * u128::from(self.unit_ns);
-        (now.wrapping_sub(start) < u128::from(self.unit_ns)).then_some(word + 1)
+        (now.wrapping_sub(self.tick_start_of(word)) < u128::from(self.unit_ns)).then_some(word + 1)
+    }
+
+    /// Start of `word`'s tick in Unix ns: [`Layout::unix_ns_of`] on the generator's cached
+    /// epoch tick, so no division.
+    #[inline(always)]
+    fn tick_start_of(&self, word: u64) -> u128 {
+        u128::from(self.epoch_tick + self.shape.ticks(word)) * u128::from(self.unit_ns)
+    }
+
+    /// How far the precise clock reads behind the start of `word`'s tick (0 if not).
+    fn behind_by(&self, word: u64) -> u128 {
+        self.tick_start_of(word)
+            .saturating_sub(u128::from(self.clock.unix_ns()))
     }
 
     #[inline(always)]
@@ -519,9 +518,7 @@ impl<C: Clock> Generator<C> {
         {
             let last = self.shape.ticks(word);
             if now < last {
-                let start = self.layout.unix_ns_of(last);
-                let clock = u128::from(self.clock.unix_ns());
-                let by = u64::try_from(start.saturating_sub(clock)).unwrap_or(u64::MAX);
+                let by = u64::try_from(self.behind_by(word)).unwrap_or(u64::MAX);
                 crate::observe::clock_behind(Duration::from_nanos(by), self.policy);
             }
             if matches!(step, Step::WaitFor { until } if until > last) {
@@ -560,9 +557,7 @@ impl<C: Clock> Generator<C> {
         match step {
             Step::Behind { ticks } => {
                 // How far behind the start of the last tick the clock reads.
-                let last_start = self.layout.unix_ns_of(self.shape.ticks(word));
-                let now = u128::from(self.clock.unix_ns());
-                let by = last_start.saturating_sub(now).max(u128::from(ticks.min(1)));
+                let by = self.behind_by(word).max(u128::from(ticks.min(1)));
                 Error::ClockBehind {
                     by: Duration::from_nanos(u64::try_from(by).unwrap_or(u64::MAX)),
                 }
@@ -619,6 +614,16 @@ pub struct Ids<'g, C = DefaultClock> {
     remaining: usize,
 }
 
+impl<C: Clock> Ids<'_, C> {
+    /// Reserves the next run (as much of the rest as fits in the current tick).
+    fn refill(&mut self) -> Result<(), Error> {
+        let (first, last) = self.generator.reserve_run::<false>(self.remaining as u64)?;
+        self.id = self.generator.id_of(first);
+        self.in_run = last - first + 1;
+        Ok(())
+    }
+}
+
 impl<C: Clock> Iterator for Ids<'_, C> {
     type Item = Result<Id, Error>;
 
@@ -627,17 +632,11 @@ impl<C: Clock> Iterator for Ids<'_, C> {
         if self.remaining == 0 {
             return None;
         }
-        if self.in_run == 0 {
-            match self.generator.reserve_run::<false>(self.remaining as u64) {
-                Ok((first, last)) => {
-                    self.id = self.generator.id_of(first);
-                    self.in_run = last - first + 1;
-                }
-                Err(e) => {
-                    self.remaining = 0;
-                    return Some(Err(e));
-                }
-            }
+        if self.in_run == 0
+            && let Err(e) = self.refill()
+        {
+            self.remaining = 0;
+            return Some(Err(e));
         }
         let id = self.id;
         self.id += self.generator.sequence_step();
@@ -655,14 +654,10 @@ impl<C: Clock> Iterator for Ids<'_, C> {
         let mut acc = init;
         let step = self.generator.sequence_step();
         while self.remaining > 0 {
-            if self.in_run == 0 {
-                match self.generator.reserve_run::<false>(self.remaining as u64) {
-                    Ok((first, last)) => {
-                        self.id = self.generator.id_of(first);
-                        self.in_run = last - first + 1;
-                    }
-                    Err(e) => return f(acc, Err(e)),
-                }
+            if self.in_run == 0
+                && let Err(e) = self.refill()
+            {
+                return f(acc, Err(e));
             }
             let run = self.in_run.min(self.remaining as u64);
             let base = self.id;
@@ -730,8 +725,7 @@ impl<'g, C: Clock> Lease<'g, C> {
     fn cache(&mut self, word: u64) {
         let g = self.generator;
         self.word = word;
-        let start = u128::from(g.epoch_tick + g.shape.ticks(word)) * u128::from(g.unit_ns);
-        (self.tick_start, self.tick_len) = match u64::try_from(start) {
+        (self.tick_start, self.tick_len) = match u64::try_from(g.tick_start_of(word)) {
             Ok(start) if start.checked_add(g.unit_ns).is_some() => (start, g.unit_ns),
             _ => (0, 0),
         };

@@ -659,36 +659,38 @@ fn spawn_bench<C: Clock + Send + Sync + 'static>(
             let sharded = Arc::clone(&sharded);
             let (stop, total) = (Arc::clone(stop), Arc::clone(total));
             std::thread::spawn(move || -> Result<(), Error> {
-                let mut count = 0u64;
-                let flush = |n: u64, count: &mut u64| {
-                    *count += n;
-                    if *count >= 1 << 16 {
-                        total.fetch_add(std::mem::take(count), Ordering::Relaxed);
-                    }
-                };
                 if leased {
                     flakeid::affinity::pin_current_thread(t);
                     let mut lease = sharded.shards()[t].lease()?;
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..1024 {
-                            std::hint::black_box(lease.next_id()?);
-                        }
-                        flush(1024, &mut count);
-                    }
+                    mint_until(&stop, &total, || lease.next_id())
                 } else {
                     let g = &sharded.shards()[0];
-                    while !stop.load(Ordering::Relaxed) {
-                        for _ in 0..1024 {
-                            std::hint::black_box(g.next_id()?);
-                        }
-                        flush(1024, &mut count);
-                    }
+                    mint_until(&stop, &total, || g.next_id())
                 }
-                total.fetch_add(count, Ordering::Relaxed);
-                Ok(())
             })
         })
         .collect())
+}
+
+/// Mints with `mint` until `stop`, adding the count to `total` every 65,536 IDs and at
+/// the end.
+fn mint_until(
+    stop: &AtomicBool,
+    total: &AtomicU64,
+    mut mint: impl FnMut() -> Result<Id, Error>,
+) -> Result<(), Error> {
+    let mut count = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..1024 {
+            std::hint::black_box(mint()?);
+        }
+        count += 1024;
+        if count >= 1 << 16 {
+            total.fetch_add(std::mem::take(&mut count), Ordering::Relaxed);
+        }
+    }
+    total.fetch_add(count, Ordering::Relaxed);
+    Ok(())
 }
 
 fn bench(a: BenchArgs) -> CliResult<ExitCode> {

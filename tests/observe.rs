@@ -5,9 +5,20 @@
 mod common;
 use common::*;
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use flakeid::{ClockPolicy, Generator, ManualClock};
+
+/// Held by each test for its whole run. `tracing` caches, per call site, whether any
+/// subscriber wants its events; a call site first reached on another test's thread while
+/// this test's subscriber is being installed can be cached as "never" (a race inside
+/// tracing-core), and the tracing test would then see no events. One test at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Mints through one exhausted tick (refused: the wait bound is 0) and then through a
 /// clock stepped back 5 ms under `policy`.
@@ -35,6 +46,7 @@ fn scenario(policy: ClockPolicy) {
 fn metrics_count_exhaustion_and_clock_behind() {
     use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
+    let _one = one_at_a_time();
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     metrics::with_local_recorder(&recorder, || scenario(ClockPolicy::Continue));
@@ -93,8 +105,13 @@ fn tracing_events_for_exhaustion_and_clock_behind() {
         fn exit(&self, _: &Id) {}
     }
 
+    let _one = one_at_a_time();
     let events = Events::default();
-    tracing::subscriber::with_default(events.clone(), || scenario(ClockPolicy::Reject));
+    tracing::subscriber::with_default(events.clone(), || {
+        // Call sites first reached before this subscriber existed are asked again.
+        tracing::callsite::rebuild_interest_cache();
+        scenario(ClockPolicy::Reject)
+    });
     let seen = events.0.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert!(seen[0].starts_with("DEBUG") && seen[0].contains("sequence exhausted"));

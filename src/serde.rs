@@ -5,10 +5,14 @@
 //!   digits past 2^53 (or use [`Layout::javascript_safe`](crate::Layout::javascript_safe));
 //! - [`as_number`]: a number, and only a number, when deserialising.
 //!
+//! - [`javascript_safe`]: a number, checked on reading against
+//!   [`Layout::javascript_safe`](crate::Layout::javascript_safe) (at most 2^53 - 1).
+//!
 //! Deserialising [`Id`] itself accepts a number or a string in any of the crate's
 //! encodings. Every form rejects what no layout can hold (negative, 2^63 or more, not an
-//! integer) with a message that says so. Whether an ID fits *your* layout is
-//! `layout.decompose(id)`'s question, after deserialising.
+//! integer) with a message that says so. To reject what does not fit *your* layout, read
+//! through [`deserialize_in`] (a `deserialize_with` function of a few lines, below) or seed a
+//! deserializer with [`InLayout`].
 //!
 //! ```
 //! use flakeid::Id;
@@ -27,14 +31,41 @@
 //! assert_eq!(serde_json::from_str::<Order>(&json).unwrap(), order);
 //! # Ok::<(), flakeid::Error>(())
 //! ```
+//!
+//! Checking against a layout of your own:
+//!
+//! ```
+//! use flakeid::{Id, Layout};
+//! use serde::{Deserialize, Deserializer};
+//!
+//! // 40 time bits, 8 node bits, 8 sequence bits: IDs below 2^56.
+//! fn narrow() -> Layout {
+//!     Layout::builder().time_bits(40).node_bits(8).sequence_bits(8).build().unwrap()
+//! }
+//!
+//! fn narrow_id<'de, D: Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+//!     flakeid::serde::deserialize_in(&narrow(), d)
+//! }
+//!
+//! #[derive(Deserialize, Debug)]
+//! struct Event {
+//!     #[serde(deserialize_with = "narrow_id")]
+//!     id: Id,
+//! }
+//!
+//! assert!(serde_json::from_str::<Event>(r#"{"id":"4242"}"#).is_ok());
+//! let err = serde_json::from_str::<Event>(r#"{"id":72057594037927936}"#).unwrap_err();
+//! assert!(err.to_string().contains("56-bit layout"), "{err}");
+//! ```
 
 use core::fmt;
 
-use ::serde::de::{self, Deserializer, Visitor};
+use ::serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use ::serde::{Deserialize, Serialize, Serializer};
 
 use crate::encoding::Encoding;
 use crate::id::Id;
+use crate::layout::Layout;
 
 impl Serialize for Id {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -44,30 +75,81 @@ impl Serialize for Id {
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
+        deserializer.deserialize_any(IdVisitor::ANY)
+    }
+}
+
+/// Reads an ID (a number, or a string in any encoding) and rejects one that does not fit
+/// `layout`, with a message naming the layout's width. For `#[serde(deserialize_with)]`
+/// functions; see the [module docs](self) for an example.
+pub fn deserialize_in<'de, D: Deserializer<'de>>(
+    layout: &Layout,
+    deserializer: D,
+) -> Result<Id, D::Error> {
+    InLayout(layout).deserialize(deserializer)
+}
+
+/// A [`DeserializeSeed`] that reads an ID (a number, or a string in any encoding) and
+/// rejects one that does not fit the layout, for when the layout is known only at run time.
+///
+/// ```
+/// use flakeid::{serde::InLayout, Layout};
+/// use serde::de::DeserializeSeed;
+///
+/// let js = Layout::javascript_safe();
+/// let mut ok = serde_json::Deserializer::from_str("9007199254740991");
+/// assert_eq!(InLayout(&js).deserialize(&mut ok).unwrap().get(), (1 << 53) - 1);
+/// let mut too_big = serde_json::Deserializer::from_str("9007199254740992");
+/// assert!(InLayout(&js).deserialize(&mut too_big).is_err());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct InLayout<'a>(pub &'a Layout);
+
+impl<'de> DeserializeSeed<'de> for InLayout<'_> {
+    type Value = Id;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Id, D::Error> {
         deserializer.deserialize_any(IdVisitor {
-            numbers: true,
-            strings: true,
+            layout: Some(self.0),
+            ..IdVisitor::ANY
         })
     }
 }
 
-/// Which forms a visitor takes.
-struct IdVisitor {
+/// Which forms a visitor takes, and the layout an ID must fit, if any.
+struct IdVisitor<'a> {
     numbers: bool,
     strings: bool,
+    layout: Option<&'a Layout>,
 }
 
-impl IdVisitor {
+impl IdVisitor<'_> {
+    const ANY: IdVisitor<'static> = IdVisitor {
+        numbers: true,
+        strings: true,
+        layout: None,
+    };
+
     fn checked<E: de::Error>(&self, raw: u64) -> Result<Id, E> {
-        Id::new(raw).map_err(|_| {
+        let id = Id::new(raw).map_err(|_| {
             E::custom(format_args!(
                 "ID {raw} is out of every layout: IDs are at most 2^63 - 1"
             ))
-        })
+        })?;
+        if let Some(layout) = self.layout
+            && layout.decompose(raw).is_err()
+        {
+            return Err(E::custom(format_args!(
+                "ID {raw} does not fit the {}-bit layout: it must be at most {}",
+                layout.bits(),
+                layout.max_id()
+            )));
+        }
+        Ok(id)
     }
 }
 
-impl Visitor<'_> for IdVisitor {
+impl Visitor<'_> for IdVisitor<'_> {
     type Value = Id;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -137,10 +219,7 @@ pub mod as_string {
 
     /// Reads a string in any encoding (or a number).
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
-        deserializer.deserialize_any(IdVisitor {
-            numbers: true,
-            strings: true,
-        })
+        deserializer.deserialize_any(IdVisitor::ANY)
     }
 }
 
@@ -156,8 +235,33 @@ pub mod as_number {
     /// Reads a number; a string is an error.
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
         deserializer.deserialize_u64(IdVisitor {
-            numbers: true,
             strings: false,
+            ..IdVisitor::ANY
         })
+    }
+}
+
+/// `#[serde(with = "flakeid::serde::javascript_safe")]`: the ID as a number that
+/// JavaScript reads exactly: writing and reading both reject an ID that does not fit
+/// [`Layout::javascript_safe`] (above 2^53 - 1). Reads a number or a string.
+pub mod javascript_safe {
+    use super::*;
+
+    const JS: Layout = Layout::javascript_safe();
+
+    /// Writes the ID as an unsigned number; an ID above 2^53 - 1 is an error, since
+    /// JavaScript would read it wrong.
+    pub fn serialize<S: Serializer>(id: &Id, serializer: S) -> Result<S::Ok, S::Error> {
+        if JS.decompose(id.get()).is_err() {
+            return Err(<S::Error as ::serde::ser::Error>::custom(format_args!(
+                "ID {id} is above 2^53 - 1: JavaScript would not read it exactly"
+            )));
+        }
+        serializer.serialize_u64(id.get())
+    }
+
+    /// Reads a number or a string in any encoding, and rejects an ID above 2^53 - 1.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
+        deserialize_in(&JS, deserializer)
     }
 }

@@ -82,3 +82,74 @@ fn out_of_every_layout_is_a_clear_error() {
         .to_string();
     assert!(e.contains("as a number"), "{e}");
 }
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Browser {
+    #[serde(with = "flakeid::serde::javascript_safe")]
+    id: Id,
+}
+
+#[test]
+fn javascript_safe_rejects_what_javascript_would_misread() {
+    const TOP: u64 = (1 << 53) - 1;
+    let row = Browser { id: id(TOP) };
+    let json = serde_json::to_string(&row).unwrap();
+    assert_eq!(json, format!(r#"{{"id":{TOP}}}"#));
+    assert_eq!(serde_json::from_str::<Browser>(&json).unwrap(), row);
+    // Strings in any encoding are read too, and checked the same way.
+    let hex = format!(r#"{{"id":"0x{TOP:x}"}}"#);
+    assert_eq!(serde_json::from_str::<Browser>(&hex).unwrap(), row);
+
+    for too_big in [TOP + 1, (1 << 63) - 1] {
+        let e = serde_json::from_str::<Browser>(&format!(r#"{{"id":{too_big}}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("53-bit layout"), "{e}");
+        let e = serde_json::from_str::<Browser>(&format!(r#"{{"id":"{too_big}"}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("53-bit layout"), "{e}");
+        let e = serde_json::to_string(&Browser { id: id(too_big) })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("above 2^53 - 1"), "{e}");
+    }
+}
+
+#[test]
+fn in_layout_checks_against_a_layout_chosen_at_run_time() {
+    use flakeid::Layout;
+    use flakeid::serde::InLayout;
+    use serde::de::DeserializeSeed;
+
+    let read = |layout: &Layout, json: &str| {
+        let mut de = serde_json::Deserializer::from_str(json);
+        InLayout(layout)
+            .deserialize(&mut de)
+            .map_err(|e| e.to_string())
+    };
+    // Sonyflake v1 and Snowflake use all 63 bits: every 63-bit value fits.
+    for layout in [Layout::snowflake(), Layout::sonyflake_v1()] {
+        assert_eq!(
+            read(&layout, "9223372036854775807").unwrap().get(),
+            (1 << 63) - 1
+        );
+    }
+    let narrow = Layout::builder()
+        .time_bits(30)
+        .node_bits(4)
+        .sequence_bits(6)
+        .build()
+        .unwrap();
+    assert_eq!(narrow.bits(), 40);
+    let max = narrow.max_id();
+    assert_eq!(read(&narrow, &max.to_string()).unwrap().get(), max);
+    let e = read(&narrow, &(max + 1).to_string()).unwrap_err();
+    assert!(
+        e.contains("40-bit layout") && e.contains(&max.to_string()),
+        "{e}"
+    );
+    // The layout check comes after the checks every layout makes.
+    assert!(read(&narrow, "-3").unwrap_err().contains("negative"));
+    assert!(read(&narrow, r#""banana""#).unwrap_err().contains("banana"));
+}

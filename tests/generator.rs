@@ -9,11 +9,32 @@ use std::time::Duration;
 
 use flakeid::{ClockPolicy, Error, Field, Generator, Layout, ManualClock, TWEPOCH_MS};
 
+/// A generator whose waits give up after 20 ms: for the cases where the clock stands still
+/// and the wait must end in an error.
 fn generator(layout: Layout, policy: ClockPolicy, clock: &ManualClock) -> Generator<ManualClock> {
     Generator::builder(layout)
         .node(5)
         .policy(policy)
         .max_wait(Duration::from_millis(20))
+        .clock(clock.clone())
+        .build()
+        .unwrap()
+}
+
+/// A generator that carries on after `last` and waits up to 5 s: for the cases where
+/// another thread moves the clock, so that a slow, loaded machine cannot turn a late
+/// wake-up into a failure.
+fn patient(
+    layout: Layout,
+    policy: ClockPolicy,
+    clock: &ManualClock,
+    last: u64,
+) -> Generator<ManualClock> {
+    Generator::builder(layout)
+        .node(5)
+        .policy(policy)
+        .resume_after(last)
+        .max_wait(Duration::from_secs(5))
         .clock(clock.clone())
         .build()
         .unwrap()
@@ -75,6 +96,7 @@ fn exhaustion_moves_to_the_next_tick_with_sequence_zero() {
         // Blocking with a clock that stands still: bounded, then a clear error.
         assert!(matches!(g.next_id(), Err(Error::WaitTooLong { .. })));
         // Blocking while another thread moves the clock: waits, then tick + 1, sequence 0.
+        let g = patient(tiny(), policy, &clock, before.get());
         let mover = clock.clone();
         let t = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(2));
@@ -129,7 +151,7 @@ fn continue_policy_keeps_counting_on_the_last_tick() {
 #[test]
 fn wait_policy_waits_for_the_clock_to_catch_up() {
     let clock = ManualClock::from_unix_ms(T0_MS);
-    let g = generator(tiny(), ClockPolicy::Wait, &clock);
+    let g = patient(tiny(), ClockPolicy::Wait, &clock, 0);
     g.next_id().unwrap();
     clock.step_back(Duration::from_millis(5));
     assert_eq!(

@@ -104,8 +104,10 @@ proptest! {
         let mut last = None;
         for _ in 0..20 {
             clock.advance(Duration::from_millis(step_ms));
+            let now = u128::from(flakeid::Clock::unix_ns(&clock));
             match g.next_id() {
                 Ok(id) => {
+                    prop_assert!(now < l.end_unix_ns());
                     let p = l.decompose(id.get()).unwrap();
                     prop_assert_eq!(p.node, node);
                     prop_assert!(l.unix_ns_of(p.ticks) <= u128::from(flakeid::Clock::unix_ns(&clock)));
@@ -113,6 +115,14 @@ proptest! {
                     last = Some(id);
                 }
                 Err(Error::WaitTooLong { .. }) => {}
+                // A short layout's lifetime can end while the clock steps on, or its last
+                // tick's sequence can run out; from then on every mint is refused.
+                Err(Error::PastLifetime { .. }) => {
+                    let in_last_tick = last.is_some_and(|id: flakeid::Id| {
+                        l.decompose(id.get()).unwrap().ticks == l.max_ticks()
+                    });
+                    prop_assert!(now >= l.end_unix_ns() || in_last_tick);
+                }
                 Err(e) => prop_assert!(false, "{}", e),
             }
         }

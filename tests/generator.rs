@@ -5,6 +5,7 @@ use common::*;
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use flakeid::{ClockPolicy, Error, Field, Generator, Layout, ManualClock, TWEPOCH_MS};
@@ -360,14 +361,22 @@ fn batches_cross_ticks_and_continue_the_single_sequence() {
         g.next_ids(&mut out),
         Err(Error::WaitTooLong { .. })
     ));
-    // With the clock moving, a batch crosses tick boundaries and fills the slice.
-    let mover = clock.clone();
-    let t = std::thread::spawn(move || {
-        for _ in 0..4 {
-            std::thread::sleep(Duration::from_millis(2));
-            mover.advance(Duration::from_millis(1));
-        }
-    });
+    // With the clock moving, a batch crosses tick boundaries and fills the slice. The
+    // helper steps the clock 1 ms every 2 ms until the batch is done: however late this
+    // thread wakes on a loaded machine, there is always a next tick to reach.
+    let done = Arc::new(AtomicBool::new(false));
+    let t = {
+        let (clock, done) = (clock.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut steps = 0;
+            while !done.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(2));
+                clock.advance(Duration::from_millis(1));
+                steps += 1;
+            }
+            steps
+        })
+    };
     let mut big = [flakeid::Id::default(); 12];
     let g = Generator::builder(tiny())
         .node(5)
@@ -376,12 +385,14 @@ fn batches_cross_ticks_and_continue_the_single_sequence() {
         .clock(clock.clone())
         .build()
         .unwrap();
-    assert_eq!(g.next_ids(&mut big), Ok(12));
-    t.join().unwrap();
+    let filled = g.next_ids(&mut big);
+    done.store(true, Ordering::Release);
+    let steps = t.join().unwrap();
+    assert_eq!(filled, Ok(12));
     assert!(big[0] > out[2] && big.windows(2).all(|w| w[0] < w[1]));
-    // Every slot of each tick it reaches is used: three whole ticks of four. Which ticks
-    // depends on how late this thread wakes after each step of the clock (on a loaded
-    // machine it can miss one), but they increase and the clock made only four steps.
+    // Every slot of each tick it reaches is used: three whole ticks of four, in increasing
+    // order. Which ticks depends on how late this thread wakes after each step (it can
+    // miss one), but none is beyond the clock's last step.
     let parts: Vec<_> = big
         .iter()
         .map(|id| tiny().decompose(id.get()).unwrap())
@@ -396,6 +407,9 @@ fn batches_cross_ticks_and_continue_the_single_sequence() {
         assert!(run[0].ticks > prev_tick, "{parts:?}");
         prev_tick = run[0].ticks;
     }
-    assert!(prev_tick <= T0_TICKS + 4, "{parts:?}");
+    assert!(
+        prev_tick <= T0_TICKS + steps,
+        "{parts:?} after {steps} steps"
+    );
     assert_eq!(g.next_ids(&mut []), Ok(0));
 }

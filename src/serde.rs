@@ -3,8 +3,7 @@
 //!
 //! - [`as_string`]: a decimal string, for JSON read by JavaScript, whose numbers lose
 //!   digits past 2^53 (or use [`Layout::javascript_safe`](crate::Layout::javascript_safe));
-//! - [`as_number`]: a number, and only a number, when deserialising.
-//!
+//! - [`as_number`]: a number, and only a number, when deserialising;
 //! - [`javascript_safe`]: a number, checked on reading against
 //!   [`Layout::javascript_safe`](crate::Layout::javascript_safe) (at most 2^53 - 1).
 //!

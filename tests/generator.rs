@@ -8,16 +8,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Error, Field, Generator, Layout, ManualClock, TWEPOCH_MS};
+use flakeid::{
+    ClockPolicy, Error, Field, Generator, GeneratorBuilder, Layout, ManualClock, TWEPOCH_MS,
+};
+
+/// A generator on node 5 under `policy`, reading `clock`.
+fn builder(
+    layout: Layout,
+    policy: ClockPolicy,
+    clock: &ManualClock,
+) -> GeneratorBuilder<ManualClock> {
+    Generator::builder(layout)
+        .node(5)
+        .policy(policy)
+        .clock(clock.clone())
+}
 
 /// A generator whose waits give up after 20 ms: for the cases where the clock stands still
 /// and the wait must end in an error.
 fn generator(layout: Layout, policy: ClockPolicy, clock: &ManualClock) -> Generator<ManualClock> {
-    Generator::builder(layout)
-        .node(5)
-        .policy(policy)
+    builder(layout, policy, clock)
         .max_wait(Duration::from_millis(20))
-        .clock(clock.clone())
         .build()
         .unwrap()
 }
@@ -31,12 +42,9 @@ fn patient(
     clock: &ManualClock,
     last: u64,
 ) -> Generator<ManualClock> {
-    Generator::builder(layout)
-        .node(5)
-        .policy(policy)
+    builder(layout, policy, clock)
         .resume_after(last)
         .max_wait(Duration::from_secs(5))
-        .clock(clock.clone())
         .build()
         .unwrap()
 }
@@ -177,11 +185,8 @@ fn wait_policy_waits_for_the_clock_to_catch_up() {
 fn strictly_increasing_under_every_policy_whatever_the_clock_does() {
     for policy in POLICIES {
         let clock = ManualClock::from_unix_ms(T0_MS);
-        let g = Generator::builder(tiny())
-            .node(1)
-            .policy(policy)
+        let g = builder(tiny(), policy, &clock)
             .max_wait(Duration::ZERO)
-            .clock(clock.clone())
             .build()
             .unwrap();
         let mut last = 0;
@@ -378,13 +383,7 @@ fn batches_cross_ticks_and_continue_the_single_sequence() {
         })
     };
     let mut big = [flakeid::Id::default(); 12];
-    let g = Generator::builder(tiny())
-        .node(5)
-        .resume_after(out[2].get())
-        .max_wait(Duration::from_secs(5))
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = patient(tiny(), ClockPolicy::Continue, &clock, out[2].get());
     let filled = g.next_ids(&mut big);
     done.store(true, Ordering::Release);
     let steps = t.join().unwrap();

@@ -89,7 +89,6 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
 #[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 #[derive(Debug, Clone)]
 pub struct CoarseClock {
-    precise: MonotonicClock,
     shared: Arc<Ticker>,
     /// False only if the background thread could not be started: then the coarse
     /// reading is the precise one.
@@ -101,6 +100,9 @@ pub struct CoarseClock {
 struct Ticker {
     /// The latest published reading of `precise`, in Unix ns; only ever raised.
     recent: crossbeam_utils::CachePadded<AtomicU64>,
+    /// The one precise clock (one anchor) of the ticker and of every `CoarseClock` it
+    /// serves, so what the ticker publishes is on the scale of what each instance reads.
+    precise: MonotonicClock,
 }
 
 /// Publish a precise reading only when the coarse one lags it by more than this, so a
@@ -121,7 +123,6 @@ impl CoarseClock {
         let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(shared) = slot.upgrade() {
             return CoarseClock {
-                precise: MonotonicClock::new(),
                 shared,
                 ticking: true,
             };
@@ -140,21 +141,19 @@ impl CoarseClock {
         let precise = MonotonicClock::new();
         let shared = Arc::new(Ticker {
             recent: crossbeam_utils::CachePadded::new(AtomicU64::new(precise.unix_ns())),
+            precise,
         });
         let weak = Arc::downgrade(&shared);
-        let ticker_clock = precise.clone();
         let spawned = std::thread::Builder::new()
             .name("flakeid-coarse-clock".into())
             .spawn(move || {
                 while let Some(t) = weak.upgrade() {
-                    t.recent
-                        .fetch_max(ticker_clock.unix_ns(), Ordering::Relaxed);
+                    t.recent.fetch_max(t.precise.unix_ns(), Ordering::Relaxed);
                     drop(t);
                     std::thread::sleep(interval);
                 }
             });
         CoarseClock {
-            precise,
             shared,
             ticking: spawned.is_ok(),
         }
@@ -172,7 +171,7 @@ impl Default for CoarseClock {
 impl Clock for CoarseClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
-        let now = self.precise.unix_ns();
+        let now = self.shared.precise.unix_ns();
         if now > self.shared.recent.load(Ordering::Relaxed) + PUBLISH_SLACK_NS {
             self.shared.recent.fetch_max(now, Ordering::Relaxed);
         }
@@ -184,7 +183,7 @@ impl Clock for CoarseClock {
         if self.ticking {
             self.shared.recent.load(Ordering::Relaxed)
         } else {
-            self.precise.unix_ns()
+            self.shared.precise.unix_ns()
         }
     }
 }
@@ -239,6 +238,14 @@ impl MonotonicClock {
             anchor: std::time::Instant::now(),
             anchor_unix_ns: system_unix_ns(),
         }
+    }
+}
+
+#[cfg(all(test, feature = "std", not(miri)))]
+impl MonotonicClock {
+    /// The anchor: the raw counter and the wall-clock reading taken together.
+    fn anchor(&self) -> (u64, u64) {
+        (self.anchor_raw, self.anchor_unix_ns)
     }
 }
 
@@ -303,10 +310,15 @@ impl ManualClock {
         self.ns.store(unix_ns, Ordering::Release);
     }
 
-    /// Steps forward.
+    /// Steps forward (saturating at `u64::MAX` ns, the end of every clock's range, as
+    /// [`ManualClock::step_back`] saturates at the Unix epoch).
     pub fn advance(&self, by: Duration) {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
-        self.ns.fetch_add(by, Ordering::AcqRel);
+        let _ = self
+            .ns
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |ns| {
+                Some(ns.saturating_add(by))
+            });
     }
 
     /// Steps back (saturating at the Unix epoch).
@@ -367,5 +379,30 @@ mod tests {
         assert_eq!(c.unix_ns(), 0);
         c.set(42);
         assert_eq!(shared.unix_ns(), 42);
+        // Both directions saturate: never a wrap to 1970 or to 2554.
+        c.set(u64::MAX - 5);
+        c.advance(Duration::from_nanos(10));
+        assert_eq!(c.unix_ns(), u64::MAX);
+        c.advance(Duration::MAX);
+        assert_eq!(c.unix_ns(), u64::MAX);
+        c.step_back(Duration::MAX);
+        assert_eq!(c.unix_ns(), 0);
+    }
+
+    #[test]
+    fn coarse_clocks_made_apart_share_one_anchor() {
+        let a = CoarseClock::new();
+        // Long enough that a second anchoring reads a different wall clock and TSC.
+        std::thread::sleep(Duration::from_millis(20));
+        let b = CoarseClock::new();
+        assert!(Arc::ptr_eq(&a.shared, &b.shared), "one ticker");
+        // One anchor for the ticker and every instance: the published reading and every
+        // instance's precise reading are on one scale, so the coarse one never leads.
+        assert_eq!(a.shared.precise.anchor(), b.shared.precise.anchor());
+        for _ in 0..100_000 {
+            let recent = b.recent_unix_ns();
+            assert!(recent <= b.unix_ns());
+            assert!(a.recent_unix_ns() <= a.unix_ns());
+        }
     }
 }

@@ -296,7 +296,7 @@ fn scalar_kernel(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out, start: us
             if !out.unix_ms.is_null() {
                 *out.unix_ms.add(row) = match plan.unit_ms {
                     Some(unit_ms) => ticks.wrapping_mul(unit_ms).wrapping_add(plan.base_ms),
-                    None => layout.unix_ms_of(ticks),
+                    None => layout.unix_ms_of_unchecked(ticks),
                 };
             }
             if !out.sequence.is_null() {
@@ -441,7 +441,7 @@ mod x86 {
         if plan.unit_ms.is_none() && !out.unix_ms.is_null() {
             for (row, &id) in ids[..done].iter().enumerate() {
                 // SAFETY: `row < ids.len()`, the column's length.
-                unsafe { *out.unix_ms.add(row) = layout.unix_ms_of(id >> plan.time_shift) };
+                unsafe { *out.unix_ms.add(row) = layout.unix_ms_of_unchecked(id >> plan.time_shift) };
             }
         }
         bad

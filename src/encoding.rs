@@ -102,7 +102,8 @@ impl Encoding {
     }
 
     /// Parses text in any encoding, by this precedence: `0x`/`0X` first is hex, digits only
-    /// is decimal, anything else of 13 characters is base32.
+    /// is decimal, anything else of 13 characters is base32; anything else again is
+    /// [`ParseErrorKind::UnknownEncoding`] (a bare hex number, say: give it a `0x`).
     ///
     /// Base32 text can look like the others: a base32 ID made only of digits reads as
     /// decimal, and one that starts with `0X` (Crockford's X is a digit) reads as hex.
@@ -123,10 +124,14 @@ impl Encoding {
             Encoding::Hex.parse(text)
         } else if s.bytes().all(|b| b.is_ascii_digit()) {
             Encoding::Decimal.parse(text)
-        } else if s.len() == 13 {
+        } else if s.chars().count() == 13 {
             Encoding::Base32.parse(text)
+        } else if s.is_empty() {
+            Err(parse_err(ParseErrorKind::Empty))
         } else {
-            Encoding::Decimal.parse(text)
+            Err(parse_err(ParseErrorKind::UnknownEncoding {
+                len: s.chars().count(),
+            }))
         }
     }
 }
@@ -186,15 +191,19 @@ mod tests {
             for &v in &values {
                 let text = e.encode(v, &mut buf).to_owned();
                 assert_eq!(e.parse(&text), Ok(v), "{e:?} {text}");
-                assert_eq!(
-                    Encoding::parse_any(&text)
-                        .ok()
-                        .filter(
-                            |_| e != Encoding::Base32 || text.bytes().any(|b| !b.is_ascii_digit())
-                        )
-                        .unwrap_or(v),
-                    v
-                );
+                // parse_any reads every encoding back exactly, except base32 text that
+                // looks like another encoding (documented): digits only read as decimal,
+                // a leading `0X` as hex. Those must still parse, as the other encoding.
+                let looks_decimal = text.bytes().all(|b| b.is_ascii_digit());
+                let looks_hex = text.starts_with("0X");
+                let any = Encoding::parse_any(&text);
+                if e != Encoding::Base32 || !(looks_decimal || looks_hex) {
+                    assert_eq!(any, Ok(v), "{e:?} {text}");
+                } else if looks_decimal {
+                    assert_eq!(any, Encoding::Decimal.parse(&text), "{text}");
+                } else {
+                    assert_eq!(any, Encoding::Hex.parse(&text), "{text}");
+                }
             }
             if e != Encoding::Decimal {
                 let mut sorted: Vec<u64> = values.clone();
@@ -268,7 +277,13 @@ mod tests {
         );
         assert_eq!(
             Encoding::parse_any("hello"),
-            e(ParseErrorKind::InvalidDigit { at: 0 })
+            e(ParseErrorKind::UnknownEncoding { len: 5 })
         );
+        // A 12-character base32 ID is named as such, not "invalid character".
+        assert_eq!(
+            Encoding::parse_any("7ZZZZZZZZZZZ"),
+            e(ParseErrorKind::UnknownEncoding { len: 12 })
+        );
+        assert_eq!(Encoding::parse_any("   "), e(ParseErrorKind::Empty));
     }
 }

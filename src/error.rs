@@ -53,6 +53,14 @@ pub enum ParseErrorKind {
     TooLong,
     /// The number does not fit in 63 bits (IDs are never negative).
     Overflow,
+    /// Text that is none of the encodings [`Encoding::parse_any`](crate::Encoding::parse_any)
+    /// tells apart: not all digits (decimal), no `0x` (hex), not 13 characters (base32).
+    UnknownEncoding {
+        /// How many characters the text has.
+        len: usize,
+    },
+    /// A name that is not a preset and not `key=value` pairs.
+    UnknownPreset,
     /// A malformed RFC 3339 timestamp.
     Timestamp,
     /// A malformed layout description; the message says which part.
@@ -103,10 +111,15 @@ pub enum Error {
         /// The node width it must fit in.
         node_bits: u32,
     },
-    /// The tick unit is shorter than 1 ms.
+    /// The tick unit is shorter than 1 ms, or longer than `u64::MAX` ns (about 584 years).
     InvalidTimeUnit {
-        /// The unit asked for, in nanoseconds.
-        unit_ns: u64,
+        /// The unit asked for.
+        unit: Duration,
+    },
+    /// The layout's epoch lies before 1970-01-01T00:00:00Z.
+    EpochBeforeUnix {
+        /// How far before 1970.
+        by: Duration,
     },
     /// The layout's epoch lies after the current time.
     EpochInFuture {
@@ -128,7 +141,13 @@ pub enum Error {
     BeforeEpoch {
         /// How far before the epoch.
         by: Duration,
+        /// The layout's epoch, in Unix nanoseconds.
+        epoch_unix_ns: u64,
     },
+    /// A generator reached the last instant a clock of `u64` nanoseconds can name
+    /// ([`CLOCK_END_UNIX_NS`](crate::CLOCK_END_UNIX_NS), in 2554) before the end of its
+    /// layout: the layout's later ticks decode and compose, but cannot be minted.
+    ClockRangeEnd,
     /// A time at or after the first instant the layout cannot represent.
     PastLifetime {
         /// The first instant that no longer fits, in Unix milliseconds.
@@ -146,10 +165,16 @@ pub enum Error {
         /// How far behind the last tick the clock is.
         by: Duration,
     },
-    /// The wait for the clock would last, or has lasted, longer than the bound.
+    /// The call would have to wait longer than the bound allows: it has waited `waited`
+    /// already, and the clock must still advance `needed`, which would take the total past
+    /// `bound` ([`GeneratorBuilder::max_wait`](crate::GeneratorBuilder::max_wait)). Nothing
+    /// was minted by the step that failed and the generator is unchanged: retrying later is
+    /// safe, and succeeds once the clock has advanced `needed`.
     WaitTooLong {
         /// How much longer the clock has to advance.
         needed: Duration,
+        /// How long this call (or [`Ids`](crate::Ids) iterator) had waited already.
+        waited: Duration,
         /// The configured bound.
         bound: Duration,
     },
@@ -176,6 +201,24 @@ pub enum Error {
     NoDatacenterField,
     /// No private IPv4 address (10/8, 172.16/12, 192.168/16, 169.254/16) was found.
     NoPrivateIp,
+    /// [`GeneratorBuilder::resume_after`](crate::GeneratorBuilder::resume_after) was given
+    /// an ID of another node: resuming after it would not order this node's IDs after it.
+    ResumeOtherNode {
+        /// The node field of the ID given.
+        id_node: u64,
+        /// This generator's node.
+        node: u64,
+    },
+    /// [`GeneratorBuilder::resume_after`](crate::GeneratorBuilder::resume_after) was given
+    /// an ID whose time lies further ahead of the clock than the wait bound: an ID of
+    /// another layout, or of a clock far ahead of this one. The generator would mint what
+    /// is left of that tick and then fail every call until the clock got there.
+    ResumeAhead {
+        /// How far ahead of the clock the ID's tick starts.
+        ahead: Duration,
+        /// The wait bound it exceeds.
+        bound: Duration,
+    },
     /// The node-id check hook refused the id.
     NodeRejected {
         /// The refused id.
@@ -220,21 +263,35 @@ impl fmt::Display for Error {
                 f,
                 "datacenter part of {datacenter_bits} bits does not fit in a node field of {node_bits} bits"
             ),
-            Error::InvalidTimeUnit { unit_ns } => {
-                write!(f, "invalid time unit: {unit_ns} ns (at least 1 ms)")
-            }
+            Error::InvalidTimeUnit { unit } => write!(
+                f,
+                "invalid time unit {unit:?}: a unit is at least 1 ms and at most u64::MAX ns (about 584 years)"
+            ),
+            Error::EpochBeforeUnix { by } => write!(
+                f,
+                "the epoch is {by:?} before 1970-01-01T00:00:00Z; an epoch must be 1970 or later"
+            ),
             Error::EpochInFuture { epoch_unix_ms } => write!(
                 f,
-                "start time is ahead: the epoch {} lies in the future",
+                "start time is ahead: the epoch {} lies in the future; pick an epoch in the past",
                 crate::rfc3339::Timestamp(i128::from(*epoch_unix_ms) * 1_000_000)
             ),
-            Error::LayoutEndsTooLate => {
-                f.write_str("layout lifetime ends past what 63 bits of Unix milliseconds can name")
-            }
+            Error::LayoutEndsTooLate => f.write_str(
+                "layout lifetime ends past what 63 bits of Unix milliseconds can name (the year 292278994): use fewer time bits or a shorter unit",
+            ),
             Error::OutOfRange { field, value, max } => {
                 write!(f, "{field} {value} out of range 0..={max}")
             }
-            Error::BeforeEpoch { by } => write!(f, "time is {by:?} before the layout's epoch"),
+            Error::BeforeEpoch { by, epoch_unix_ns } => write!(
+                f,
+                "time is {by:?} before the layout's epoch {}: give a later time, or a layout with an earlier epoch",
+                crate::rfc3339::Timestamp(i128::from(*epoch_unix_ns))
+            ),
+            Error::ClockRangeEnd => write!(
+                f,
+                "the clock cannot count past {} (u64 nanoseconds), before this layout ends: its later IDs decode and compose but cannot be minted",
+                crate::rfc3339::Timestamp(i128::from(crate::CLOCK_END_UNIX_NS))
+            ),
             Error::PastLifetime { end_unix_ms } => write!(
                 f,
                 "over the time limit: the layout's lifetime ends at {}",
@@ -245,11 +302,15 @@ impl fmt::Display for Error {
             }
             Error::ClockBehind { by } => write!(
                 f,
-                "clock moved backwards; refusing to generate ids for {by:?}"
+                "clock moved backwards; refusing to generate ids for {by:?} (retry once the clock has caught up, or use ClockPolicy::Continue)"
             ),
-            Error::WaitTooLong { needed, bound } => write!(
+            Error::WaitTooLong {
+                needed,
+                waited,
+                bound,
+            } => write!(
                 f,
-                "clock must advance {needed:?} more, past the wait bound of {bound:?}"
+                "waited {waited:?} of the {bound:?} wait bound; the clock must advance {needed:?} more. Nothing was minted by this step: retry later, or raise max_wait"
             ),
             Error::WouldBlock { wait } => write!(f, "would block for {wait:?}"),
             Error::NodeMissing => f.write_str("the layout has node bits but no node id was given"),
@@ -265,6 +326,14 @@ impl fmt::Display for Error {
                 f.write_str("the layout has no datacenter field; give a node id instead")
             }
             Error::NoPrivateIp => f.write_str("no private ip address"),
+            Error::ResumeOtherNode { id_node, node } => write!(
+                f,
+                "cannot resume after an ID of node {id_node}: this generator is node {node}; give the last ID this node minted"
+            ),
+            Error::ResumeAhead { ahead, bound } => write!(
+                f,
+                "the ID to resume after lies {ahead:?} ahead of the clock, more than the wait bound of {bound:?}: it is from another layout or a clock far ahead of this one; check the layout, or wait until the clock gets there"
+            ),
             Error::NodeRejected { node } => write!(f, "invalid machine id: {node} was refused"),
             Error::ColumnLength {
                 column,
@@ -281,6 +350,13 @@ impl fmt::Display for Error {
                 }
                 ParseErrorKind::TooLong => f.write_str("too many digits for a 64-bit id"),
                 ParseErrorKind::Overflow => f.write_str("number does not fit in 63 bits"),
+                ParseErrorKind::UnknownEncoding { len } => write!(
+                    f,
+                    "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} characters)"
+                ),
+                ParseErrorKind::UnknownPreset => f.write_str(
+                    "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, js-safe (or javascript-safe), names ignoring case; or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+                ),
                 ParseErrorKind::Timestamp => {
                     f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
                 }

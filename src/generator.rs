@@ -23,6 +23,32 @@ pub type DefaultClock = crate::clock::NoClock;
 type WaitStart = std::time::Instant;
 #[cfg(not(feature = "std"))]
 type WaitStart = u64;
+
+/// The time one call (or one [`Ids`] iterator, over all its runs) has spent waiting, which
+/// `max_wait` bounds as a whole: the waits already over, and the one under way.
+#[derive(Debug, Default)]
+pub(crate) struct WaitBudget {
+    spent: Duration,
+    since: Option<WaitStart>,
+}
+
+/// Where threads waiting for a [`Lease`] to end sleep, so that they burn no core; the
+/// lease's drop wakes them. (Without `std` they yield-spin, bounded by `max_wait`.)
+///
+/// The handshake: a waiter takes `lock`, counts itself in `waiting`, then checks the lease
+/// bit and sleeps on `wake` (which releases `lock`); the lease's drop clears the bit,
+/// then reads `waiting` and, if anyone is there, takes `lock` and wakes everyone. Both
+/// sides use `SeqCst`, so either the drop sees the waiter or the waiter sees the cleared
+/// bit; taking `lock` to notify means a counted waiter is already asleep. Sleeps are timed
+/// (the rest of the bound) all the same. Modelled in `loom-tests`, with the known-wrong
+/// order (read `waiting`, then clear) that loom catches.
+#[cfg(feature = "std")]
+#[derive(Debug)]
+struct LeaseWaiters {
+    waiting: AtomicU64,
+    lock: sync::Mutex<()>,
+    wake: sync::Condvar,
+}
 use crate::error::Error;
 use crate::id::Id;
 use crate::layout::Layout;
@@ -82,6 +108,8 @@ pub struct Generator<C = DefaultClock> {
     max_wait: Duration,
     layout: Layout,
     node: u64,
+    #[cfg(feature = "std")]
+    lease_waiters: LeaseWaiters,
     clock: C,
 }
 
@@ -187,6 +215,7 @@ impl<C: Clock> Generator<C> {
     fn before_epoch(&self, ns: u64) -> Error {
         Error::BeforeEpoch {
             by: Duration::from_nanos(self.layout.epoch_unix_ns().saturating_sub(ns)),
+            epoch_unix_ns: self.layout.epoch_unix_ns(),
         }
     }
 
@@ -285,7 +314,7 @@ impl<C: Clock> Generator<C> {
     #[cold]
     #[inline(never)]
     fn next_id_slow<const LEASED: bool>(&self) -> Result<Id, Error> {
-        self.reserve_run::<LEASED>(1)
+        self.reserve_run::<LEASED>(1, &mut WaitBudget::default())
             .map(|(first, _)| self.id(first))
     }
 
@@ -315,16 +344,32 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Reserves a run of up to `want` sequence numbers in one tick, on the precise clock:
-    /// the slow path of single minting and the one path of batch minting. Waits (bounded)
-    /// for the next tick, for a clock that is behind under [`ClockPolicy::Wait`], and for
-    /// a lease held by another thread. Returns the first and last word of the run.
+    /// the slow path of single minting and the one path of batch minting. Waits for the
+    /// next tick, for a clock that is behind under [`ClockPolicy::Wait`], and for a lease
+    /// held by another thread, all charged to `budget`, which `max_wait` bounds. Returns
+    /// the first and last word of the run.
     #[inline(never)]
-    fn reserve_run<const LEASED: bool>(&self, want: u64) -> Result<(u64, u64), Error> {
-        let mut waited = None;
+    fn reserve_run<const LEASED: bool>(
+        &self,
+        want: u64,
+        budget: &mut WaitBudget,
+    ) -> Result<(u64, u64), Error> {
+        let result = self.reserve_run_waiting::<LEASED>(want, budget);
+        // Time between two runs of an `Ids` iterator is the consumer's, not a wait.
+        budget.spent = self.waited(budget);
+        budget.since = None;
+        result
+    }
+
+    fn reserve_run_waiting<const LEASED: bool>(
+        &self,
+        want: u64,
+        waited: &mut WaitBudget,
+    ) -> Result<(u64, u64), Error> {
         let mut word = self.load_word::<LEASED>();
         loop {
             if !LEASED && word & state::LEASED != 0 {
-                self.wait_for_lease(&mut waited)?;
+                self.wait_for_lease(waited)?;
                 word = self.load_word::<LEASED>();
                 continue;
             }
@@ -337,7 +382,7 @@ impl<C: Clock> Generator<C> {
                     Err(actual) => word = actual,
                 },
                 Step::WaitFor { until } => {
-                    self.wait_for(until, &mut waited)?;
+                    self.wait_for(until, waited)?;
                     word = self.load_word::<LEASED>();
                 }
                 other => return Err(self.refusal(other, word)),
@@ -348,19 +393,22 @@ impl<C: Clock> Generator<C> {
     /// Mints up to `out.len()` IDs, reserving a run of sequence numbers with one
     /// compare-and-swap per tick, and returns how many it wrote (like `Read::read`).
     ///
-    /// It waits, bounded, as [`Generator::next_id`] does, so it normally fills the whole
-    /// slice. If an error stops it after some IDs were written, it returns that shorter
-    /// count (the IDs written are valid) and the next call reports the error; it returns
-    /// `Err` only when it wrote nothing. IDs are strictly increasing within the slice and
-    /// after every ID this generator minted before.
+    /// It waits as [`Generator::next_id`] does, and `max_wait` bounds the whole call: all
+    /// its waits together (one per tick the slice spans), not each. So it fills the whole
+    /// slice when the layout's rate allows that within the bound; when the bound (or any
+    /// other error) stops it after some IDs were written, it returns that shorter count
+    /// (the IDs written are valid) and the next call reports the error if it persists; it
+    /// returns `Err` only when it wrote nothing. IDs are strictly increasing within the
+    /// slice and after every ID this generator minted before.
     pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, Error> {
         self.fill::<false>(out)
     }
 
     fn fill<const LEASED: bool>(&self, out: &mut [Id]) -> Result<usize, Error> {
         let mut filled = 0;
+        let mut budget = WaitBudget::default();
         while filled < out.len() {
-            match self.reserve_run::<LEASED>((out.len() - filled) as u64) {
+            match self.reserve_run::<LEASED>((out.len() - filled) as u64, &mut budget) {
                 Ok((first, last)) => {
                     let run = (last - first + 1) as usize;
                     // A run lies in one tick, so its IDs are evenly spaced: one sequence
@@ -382,9 +430,18 @@ impl<C: Clock> Generator<C> {
     /// per run (a run is as much of the rest as fits in the current tick), with the
     /// waiting and clock policy of [`Generator::next_id`]. It allocates nothing.
     ///
-    /// A run is reserved when the iterator reaches it, so its IDs carry the time of that
-    /// moment even if they are consumed later. After an error the iterator yields that
-    /// error once and then ends.
+    /// `max_wait` bounds all the iterator's waits together, over every run (time the
+    /// consumer spends between items does not count). After an error, such as
+    /// [`Error::WaitTooLong`] when the bound is spent, the iterator yields that error once
+    /// and then ends.
+    ///
+    /// **Order.** The iterator's own IDs strictly increase. A run is reserved when the
+    /// iterator reaches it, so its IDs carry the time of that moment even if they are
+    /// consumed later, and every ID the generator hands out after the reservation (to any
+    /// caller, this thread included) is larger than the whole run. So on one thread,
+    /// `ids.next()`, then `generator.next_id()`, then `ids.next()` gives a, b, c with
+    /// a < c < b: the rule is "strictly increasing in the order of reservation", and a
+    /// run is reserved at once, not ID by ID.
     ///
     /// ```
     /// use flakeid::{Generator, Layout};
@@ -401,6 +458,7 @@ impl<C: Clock> Generator<C> {
             id: 0,
             in_run: 0,
             remaining: count,
+            budget: WaitBudget::default(),
         }
     }
 
@@ -441,19 +499,19 @@ impl<C: Clock> Generator<C> {
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, Error> {
         self.mint_same_tick()
-            .or_else(|word| self.try_next_id_slow(word))
+            .or_else(|word| self.try_next_id_slow::<false>(word))
     }
 
     #[cold]
     #[inline(never)]
-    fn try_next_id_slow(&self, mut word: u64) -> Result<Id, Error> {
+    fn try_next_id_slow<const LEASED: bool>(&self, mut word: u64) -> Result<Id, Error> {
         loop {
-            if word & state::LEASED != 0 {
+            if !LEASED && word & state::LEASED != 0 {
                 return Err(Error::Leased);
             }
             let now = self.now_ticks()?;
             match state::reserve(self.shape, word, now, self.policy, 1) {
-                Step::Mint { first, .. } => match self.commit::<false>(word, first) {
+                Step::Mint { first, .. } => match self.commit::<LEASED>(word, first) {
                     Ok(()) => return Ok(self.id(first)),
                     Err(actual) => word = actual,
                 },
@@ -465,7 +523,7 @@ impl<C: Clock> Generator<C> {
                             wait: Duration::from_nanos(target - now_ns),
                         });
                     }
-                    word = self.state.load(Ordering::Acquire);
+                    word = self.load_word::<LEASED>();
                 }
                 other => return Err(self.refusal(other, word)),
             }
@@ -504,6 +562,7 @@ impl<C: Clock> Generator<C> {
             if spent.saturating_add(wait) > self.max_wait {
                 return Err(Error::WaitTooLong {
                     needed: wait,
+                    waited: spent,
                     bound: self.max_wait,
                 });
             }
@@ -528,28 +587,64 @@ impl<C: Clock> Generator<C> {
         let _ = (word, now, step);
     }
 
-    /// How long this call has waited so far (starting the count on first use).
-    fn waited(&self, start: &mut Option<WaitStart>) -> Duration {
+    /// How long this call has waited so far: the waits over, plus the one under way
+    /// (whose count starts on first use).
+    fn waited(&self, budget: &mut WaitBudget) -> Duration {
+        #[cfg(feature = "std")]
+        let current = budget
+            .since
+            .get_or_insert_with(std::time::Instant::now)
+            .elapsed();
+        #[cfg(not(feature = "std"))]
+        let current = {
+            let now = self.clock.unix_ns();
+            Duration::from_nanos(now.saturating_sub(*budget.since.get_or_insert(now)))
+        };
+        budget.spent.saturating_add(current)
+    }
+
+    /// Waits for another thread's lease to end (asleep, with `std`); fails once
+    /// `max_wait` is spent.
+    #[cold]
+    fn wait_for_lease(&self, budget: &mut WaitBudget) -> Result<(), Error> {
+        let spent = self.waited(budget);
+        let Some(left) = self.max_wait.checked_sub(spent).filter(|l| !l.is_zero()) else {
+            return Err(Error::Leased);
+        };
         #[cfg(feature = "std")]
         {
-            start.get_or_insert_with(std::time::Instant::now).elapsed()
+            let w = &self.lease_waiters;
+            let guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            w.waiting.fetch_add(1, Ordering::SeqCst);
+            let guard = if self.state.load(Ordering::SeqCst) & state::LEASED != 0 {
+                match w.wake.wait_timeout(guard, left) {
+                    Ok((guard, _)) => guard,
+                    Err(e) => e.into_inner().0,
+                }
+            } else {
+                guard
+            };
+            w.waiting.fetch_sub(1, Ordering::SeqCst);
+            drop(guard);
         }
         #[cfg(not(feature = "std"))]
         {
-            let now = self.clock.unix_ns();
-            Duration::from_nanos(now.saturating_sub(*start.get_or_insert(now)))
+            let _ = left;
+            sync::yield_now();
         }
+        Ok(())
     }
 
-    /// Waits a little for another thread's lease to end; fails once `max_wait` is spent.
-    #[cold]
-    fn wait_for_lease(&self, waited: &mut Option<WaitStart>) -> Result<(), Error> {
-        let spent = self.waited(waited);
-        if spent >= self.max_wait {
-            return Err(Error::Leased);
+    /// After the lease bit was cleared: wakes the threads waiting for it, if any.
+    fn wake_lease_waiters(&self) {
+        #[cfg(feature = "std")]
+        {
+            let w = &self.lease_waiters;
+            if w.waiting.load(Ordering::SeqCst) != 0 {
+                let _guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+                w.wake.notify_all();
+            }
         }
-        sync::yield_now();
-        Ok(())
     }
 
     #[cold]
@@ -568,16 +663,20 @@ impl<C: Clock> Generator<C> {
         }
     }
 
+    /// The start of `tick` on the clock's scale: past the layout's end
+    /// [`Error::PastLifetime`], past what `u64` nanoseconds name [`Error::ClockRangeEnd`].
     fn tick_start_ns(&self, tick: u64) -> Result<u64, Error> {
-        u64::try_from(self.layout.unix_ns_of(tick)).map_err(|_| Error::PastLifetime {
+        let past_lifetime = || Error::PastLifetime {
             end_unix_ms: self.layout.end_unix_ms(),
-        })
+        };
+        let ns = self.layout.unix_ns_of(tick).map_err(|_| past_lifetime())?;
+        u64::try_from(ns).map_err(|_| Error::ClockRangeEnd)
     }
 
     /// Waits until the clock reaches the start of tick `until`: sleeps while far, yields
     /// when near, spins at the boundary. Fails at once if the wait would overrun the bound.
     #[cold]
-    fn wait_for(&self, until: u64, waited: &mut Option<WaitStart>) -> Result<(), Error> {
+    fn wait_for(&self, until: u64, waited: &mut WaitBudget) -> Result<(), Error> {
         let target = self.tick_start_ns(until)?;
         loop {
             let now = self.clock.unix_ns();
@@ -589,6 +688,7 @@ impl<C: Clock> Generator<C> {
             if spent.saturating_add(needed) > self.max_wait {
                 return Err(Error::WaitTooLong {
                     needed,
+                    waited: spent,
                     bound: self.max_wait,
                 });
             }
@@ -612,12 +712,16 @@ pub struct Ids<'g, C = DefaultClock> {
     id: u64,
     in_run: u64,
     remaining: usize,
+    /// Every run's waits count against one `max_wait`.
+    budget: WaitBudget,
 }
 
 impl<C: Clock> Ids<'_, C> {
     /// Reserves the next run (as much of the rest as fits in the current tick).
     fn refill(&mut self) -> Result<(), Error> {
-        let (first, last) = self.generator.reserve_run::<false>(self.remaining as u64)?;
+        let (first, last) = self
+            .generator
+            .reserve_run::<false>(self.remaining as u64, &mut self.budget)?;
         self.id = self.generator.id_of(first);
         self.in_run = last - first + 1;
         Ok(())
@@ -734,26 +838,55 @@ impl<'g, C: Clock> Lease<'g, C> {
     /// Mints the next ID as [`Generator::next_id`] does, with a store instead of a CAS.
     #[inline]
     pub fn next_id(&mut self) -> Result<Id, Error> {
+        match self.mint_same_tick() {
+            Some(id) => Ok(id),
+            None => self.next_id_slow(),
+        }
+    }
+
+    /// Mints the next ID without waiting, as [`Generator::try_next_id`] does: when it
+    /// would have to wait it returns [`Error::WouldBlock`] with how long.
+    #[inline]
+    pub fn try_next_id(&mut self) -> Result<Id, Error> {
+        match self.mint_same_tick() {
+            Some(id) => Ok(id),
+            None => self.try_next_id_slow(),
+        }
+    }
+
+    /// The fast path: the same decision as `Generator::same_tick_step`, on the cached
+    /// tick bounds, and a plain store.
+    #[inline(always)]
+    fn mint_same_tick(&mut self) -> Option<Id> {
         let g = self.generator;
         let word = self.word;
-        // The same decision as `Generator::same_tick_step`, on the cached tick bounds.
         if g.shape.sequence(word) != g.shape.max_sequence
             && g.clock.recent_unix_ns().wrapping_sub(self.tick_start) < self.tick_len
         {
             let next = word + 1;
             self.word = next;
             let _ = g.commit::<true>(word, next);
-            return Ok(g.id(next));
+            return Some(g.id(next));
         }
-        self.next_id_slow()
+        None
     }
 
     #[cold]
     #[inline(never)]
     fn next_id_slow(&mut self) -> Result<Id, Error> {
-        let result = self.generator.reserve_run::<true>(1);
+        let result = self
+            .generator
+            .reserve_run::<true>(1, &mut WaitBudget::default());
         self.cache(self.generator.load_word::<true>());
         result.map(|(first, _)| self.generator.id(first))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn try_next_id_slow(&mut self) -> Result<Id, Error> {
+        let result = self.generator.try_next_id_slow::<true>(self.word);
+        self.cache(self.generator.load_word::<true>());
+        result
     }
 
     /// Mints up to `out.len()` IDs as [`Generator::next_ids`] does.
@@ -772,11 +905,13 @@ impl<'g, C: Clock> Lease<'g, C> {
 impl<C: Clock> Drop for Lease<'_, C> {
     fn drop(&mut self) {
         let cell = &self.generator.state;
-        // Release: whoever next acquires the word sees it after every store of the lease.
+        // Release (SeqCst includes it): whoever next acquires the word sees it after every
+        // store of the lease. SeqCst: see `LeaseWaiters` for the handshake with waiters.
         cell.store(
             cell.load(Ordering::Relaxed) & !state::LEASED,
-            Ordering::Release,
+            Ordering::SeqCst,
         );
+        self.generator.wake_lease_waiters();
     }
 }
 
@@ -884,6 +1019,12 @@ impl<C> GeneratorBuilder<C> {
 
     /// Starts after an ID minted earlier (by this node, persisted across a restart): every
     /// new ID is larger, even if the clock now reads earlier.
+    ///
+    /// `build` refuses an ID that cannot be this node's last: one that does not fit the
+    /// layout ([`Error::IdOutOfLayout`]), one of another node ([`Error::ResumeOtherNode`]),
+    /// and one whose tick starts further ahead of the clock than `max_wait`
+    /// ([`Error::ResumeAhead`]: an ID of another layout, or of a clock far ahead; the
+    /// generator could mint only the rest of that tick before failing every call).
     pub fn resume_after(mut self, last_id: u64) -> Self {
         self.resume_after = Some(last_id);
         self
@@ -932,6 +1073,19 @@ impl<C: Clock> GeneratorBuilder<C> {
         let mut word = shape.initial();
         if let Some(last) = self.resume_after {
             let parts = layout.decompose(last)?;
+            if parts.node != node {
+                return Err(Error::ResumeOtherNode {
+                    id_node: parts.node,
+                    node,
+                });
+            }
+            let ahead = layout.unix_ns_of(parts.ticks)? - i128::from(self.clock.unix_ns());
+            if ahead > self.max_wait.as_nanos() as i128 {
+                return Err(Error::ResumeAhead {
+                    ahead: crate::layout::duration_of_ns(ahead),
+                    bound: self.max_wait,
+                });
+            }
             word = word.max(shape.pack(parts.ticks, parts.sequence));
         }
         Ok(Generator {
@@ -949,6 +1103,12 @@ impl<C: Clock> GeneratorBuilder<C> {
             max_wait: self.max_wait,
             layout,
             node,
+            #[cfg(feature = "std")]
+            lease_waiters: LeaseWaiters {
+                waiting: AtomicU64::new(0),
+                lock: sync::Mutex::new(()),
+                wake: sync::Condvar::new(),
+            },
             clock: self.clock,
         })
     }

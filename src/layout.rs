@@ -92,13 +92,30 @@ pub struct SonyflakeSettings {
     pub start_time: Option<SystemTime>,
 }
 
+/// A [`SystemTime`] as signed Unix nanoseconds (every `SystemTime` fits).
 #[cfg(feature = "std")]
-fn unix_ns_of(time: SystemTime) -> Result<u64, Error> {
-    let since = time
-        .duration_since(UNIX_EPOCH)
-        .map_err(|_| Error::BeforeEpoch { by: Duration::ZERO })?;
-    u64::try_from(since.as_nanos()).map_err(|_| Error::LayoutEndsTooLate)
+pub(crate) fn system_time_ns(time: SystemTime) -> i128 {
+    match time.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    }
 }
+
+/// A non-negative span of signed nanoseconds as a [`Duration`], saturating at
+/// `Duration::MAX` (about 584 billion years).
+pub(crate) fn duration_of_ns(ns: i128) -> Duration {
+    let ns = ns.max(0) as u128;
+    match u64::try_from(ns / 1_000_000_000) {
+        Ok(secs) => Duration::new(secs, (ns % 1_000_000_000) as u32),
+        Err(_) => Duration::MAX,
+    }
+}
+
+/// The last instant a clock of `u64` Unix nanoseconds can name:
+/// 2554-07-21T23:34:33.709551615Z. Layouts may last longer (their IDs decode and compose
+/// past it), but no [`Clock`](crate::Clock) reaches further, so generators stop there with
+/// [`Error::ClockRangeEnd`].
+pub const CLOCK_END_UNIX_NS: u64 = u64::MAX;
 
 impl Layout {
     /// Twitter Snowflake: `0 | time 41 | datacenter 5 | worker 5 | sequence 12`, 1 ms, twepoch.
@@ -247,7 +264,7 @@ impl Layout {
     pub const fn unit(&self) -> Duration {
         Duration::from_nanos(self.unit_ns)
     }
-    /// The epoch in Unix nanoseconds.
+    /// The epoch in Unix nanoseconds (never before 1970, never after the clock's range).
     pub const fn epoch_unix_ns(&self) -> u64 {
         self.epoch_unix_ns
     }
@@ -305,13 +322,23 @@ impl Layout {
     pub fn lifetime_years(&self) -> f64 {
         self.lifetime().as_secs_f64() / (365.25 * 86_400.0)
     }
-    /// The first instant, in Unix nanoseconds, that no longer fits the time field.
-    pub fn end_unix_ns(&self) -> u128 {
-        (u128::from(self.epoch_tick()) + (1u128 << self.time_bits)) * u128::from(self.unit_ns)
+    /// The first instant, in Unix nanoseconds, that no longer fits the time field. It may
+    /// lie past [`CLOCK_END_UNIX_NS`], where IDs still decode and compose but no clock
+    /// reaches.
+    pub fn end_unix_ns(&self) -> i128 {
+        // At most 63 bits of milliseconds (`build` checks), so it fits with room to spare.
+        (i128::from(self.epoch_tick()) + (1i128 << self.time_bits)) * i128::from(self.unit_ns)
     }
     /// The first instant, in Unix milliseconds (rounded up), that no longer fits.
     pub fn end_unix_ms(&self) -> u64 {
-        self.end_unix_ns().div_ceil(u128::from(NS_PER_MS)) as u64
+        let ms = i128::from(NS_PER_MS);
+        ((self.end_unix_ns() + ms - 1) / ms) as u64
+    }
+    /// Whether a generator can mint until the end of the layout: false when the layout
+    /// outlasts what a clock of `u64` nanoseconds can name ([`CLOCK_END_UNIX_NS`], in the
+    /// year 2554); such a generator stops there with [`Error::ClockRangeEnd`].
+    pub fn ends_within_clock_range(&self) -> bool {
+        self.end_unix_ns() <= i128::from(CLOCK_END_UNIX_NS) + 1
     }
     /// How many IDs one node can mint per second at most.
     pub fn ids_per_second_per_node(&self) -> f64 {
@@ -374,65 +401,78 @@ impl Layout {
         })
     }
 
-    /// The tick count of an instant given in Unix nanoseconds.
-    pub fn ticks_at(&self, unix_ns: u64) -> Result<u64, Error> {
-        let tick = unix_ns / self.unit_ns;
-        let epoch_tick = self.epoch_tick();
-        if tick < epoch_tick {
+    /// The tick count of an instant given in Unix nanoseconds (any `i128`: before 1970 is
+    /// [`Error::BeforeEpoch`], past the layout's end [`Error::PastLifetime`], even past
+    /// the year 2554 that clocks stop at, so every decoded time composes back).
+    pub fn ticks_at(&self, unix_ns: i128) -> Result<u64, Error> {
+        let epoch_ns = i128::from(self.epoch_unix_ns);
+        let tick = unix_ns.div_euclid(i128::from(self.unit_ns));
+        let ticks = tick - i128::from(self.epoch_tick());
+        if ticks < 0 {
             return Err(Error::BeforeEpoch {
-                by: Duration::from_nanos(self.epoch_unix_ns - unix_ns),
+                by: duration_of_ns(epoch_ns.saturating_sub(unix_ns)),
+                epoch_unix_ns: self.epoch_unix_ns,
             });
         }
-        let ticks = tick - epoch_tick;
-        if ticks > self.max_ticks() {
+        if ticks > i128::from(self.max_ticks()) {
             return Err(Error::PastLifetime {
                 end_unix_ms: self.end_unix_ms(),
             });
         }
-        Ok(ticks)
+        Ok(ticks as u64)
     }
 
     #[cfg(feature = "std")]
-    /// The tick count of a [`SystemTime`].
+    /// The tick count of a [`SystemTime`] (see [`Layout::ticks_at`]).
     pub fn ticks_at_time(&self, time: SystemTime) -> Result<u64, Error> {
-        match time.duration_since(UNIX_EPOCH) {
-            Ok(d) => match u64::try_from(d.as_nanos()) {
-                Ok(ns) => self.ticks_at(ns),
-                Err(_) => Err(Error::PastLifetime {
-                    end_unix_ms: self.end_unix_ms(),
-                }),
-            },
-            Err(e) => Err(Error::BeforeEpoch {
-                by: e.duration() + Duration::from_nanos(self.epoch_unix_ns),
-            }),
-        }
+        self.ticks_at(system_time_ns(time))
     }
 
-    /// Unix nanoseconds at the start of tick `ticks` (unit-aligned, like Sonyflake's `ToTime`).
-    #[inline]
-    pub fn unix_ns_of(&self, ticks: u64) -> u128 {
-        (u128::from(self.epoch_tick()) + u128::from(ticks)) * u128::from(self.unit_ns)
+    /// `ticks` if it fits the time field, else [`Error::OutOfRange`].
+    fn check_ticks(&self, ticks: u64) -> Result<u64, Error> {
+        check(Field::Ticks, ticks, self.max_ticks())
     }
 
-    /// Unix milliseconds (rounded down) at the start of tick `ticks`.
+    /// Unix nanoseconds at the start of tick `ticks` (unit-aligned, like Sonyflake's
+    /// `ToTime`): the one to use for exact arithmetic. A tick count wider than the time
+    /// field is [`Error::OutOfRange`]; every other value has an exact answer.
     #[inline]
-    pub fn unix_ms_of(&self, ticks: u64) -> u64 {
-        // Whole-ms units (all presets) need no 128-bit division.
-        if self.unit_ns.is_multiple_of(NS_PER_MS) {
-            let whole = (self.epoch_tick() + ticks).checked_mul(self.unit_ns / NS_PER_MS);
-            if let Some(ms) = whole {
-                return ms;
-            }
-        }
-        // `build` bounds the end to 63 bits of ms, so this fits for every valid tick count.
-        (self.unix_ns_of(ticks) / u128::from(NS_PER_MS)).min(u128::from(u64::MAX)) as u64
+    pub fn unix_ns_of(&self, ticks: u64) -> Result<i128, Error> {
+        self.check_ticks(ticks)?;
+        Ok((i128::from(self.epoch_tick()) + i128::from(ticks)) * i128::from(self.unit_ns))
+    }
+
+    /// Unix milliseconds (rounded down) at the start of tick `ticks`: what JSON and most
+    /// databases store. A tick count wider than the time field is [`Error::OutOfRange`];
+    /// for every other value the answer fits (`build` bounds a layout's end to 63 bits of
+    /// milliseconds).
+    #[inline]
+    pub fn unix_ms_of(&self, ticks: u64) -> Result<u64, Error> {
+        Ok(self.unix_ns_of(ticks)?.div_euclid(i128::from(NS_PER_MS)) as u64)
+    }
+
+    /// [`Layout::unix_ms_of`] for the batch decoder, which flags rows wider than the layout
+    /// itself: any `ticks`, exact for those that fit, meaningless (but no panic) beyond.
+    #[inline]
+    pub(crate) fn unix_ms_of_unchecked(&self, ticks: u64) -> u64 {
+        let ns = (u128::from(self.epoch_tick()) + u128::from(ticks))
+            .saturating_mul(u128::from(self.unit_ns));
+        (ns / u128::from(NS_PER_MS)) as u64
     }
 
     #[cfg(feature = "std")]
-    /// The start of tick `ticks` as a [`SystemTime`].
-    pub fn time_of(&self, ticks: u64) -> SystemTime {
-        let ns = self.unix_ns_of(ticks);
-        UNIX_EPOCH + Duration::new((ns / 1_000_000_000) as u64, (ns % 1_000_000_000) as u32)
+    /// The start of tick `ticks` as a [`SystemTime`], for std's time APIs. A tick count
+    /// wider than the time field is [`Error::OutOfRange`], and so is a time this
+    /// platform's `SystemTime` cannot hold.
+    pub fn time_of(&self, ticks: u64) -> Result<SystemTime, Error> {
+        let ns = self.unix_ns_of(ticks)?;
+        UNIX_EPOCH
+            .checked_add(duration_of_ns(ns))
+            .ok_or(Error::OutOfRange {
+                field: Field::Ticks,
+                value: ticks,
+                max: self.max_ticks(),
+            })
     }
 }
 
@@ -444,7 +484,7 @@ pub struct LayoutBuilder {
     node_bits: u32,
     datacenter_bits: u32,
     order: Order,
-    unit_ns: u64,
+    unit: Duration,
     epoch: Result<u64, Error>,
     max_bits: u32,
 }
@@ -457,7 +497,7 @@ impl Default for LayoutBuilder {
             node_bits: 10,
             datacenter_bits: 0,
             order: Order::TimeNodeSequence,
-            unit_ns: NS_PER_MS,
+            unit: Duration::from_millis(1),
             epoch: Ok(0),
             max_bits: 63,
         }
@@ -509,14 +549,18 @@ impl LayoutBuilder {
         self.order = order;
         self
     }
-    /// Tick unit; at least 1 ms, need not be whole ms.
+    /// Tick unit: at least 1 ms and at most `u64::MAX` ns (about 584 years); it need not
+    /// be whole ms. Anything else fails at `build` with [`Error::InvalidTimeUnit`].
     pub fn unit(mut self, unit: Duration) -> Self {
-        self.unit_ns = u64::try_from(unit.as_nanos()).unwrap_or(u64::MAX);
+        self.unit = unit;
         self
     }
-    /// Epoch in Unix milliseconds.
+    /// Epoch in Unix milliseconds (one past 2554, where clocks end, fails at `build`
+    /// with [`Error::EpochInFuture`]).
     pub fn epoch_unix_ms(mut self, ms: u64) -> Self {
-        self.epoch = ms.checked_mul(NS_PER_MS).ok_or(Error::LayoutEndsTooLate);
+        self.epoch = ms
+            .checked_mul(NS_PER_MS)
+            .ok_or(Error::EpochInFuture { epoch_unix_ms: ms });
         self
     }
     /// Epoch in Unix nanoseconds.
@@ -525,9 +569,9 @@ impl LayoutBuilder {
         self
     }
     #[cfg(feature = "std")]
-    /// Epoch as a [`SystemTime`] (not before 1970).
+    /// Epoch as a [`SystemTime`] (not before 1970: [`Error::EpochBeforeUnix`] at `build`).
     pub fn epoch(mut self, time: SystemTime) -> Self {
-        self.epoch = unix_ns_of(time);
+        self.epoch = epoch_from_ns(system_time_ns(time));
         self
     }
 
@@ -561,16 +605,22 @@ impl LayoutBuilder {
                 node_bits: self.node_bits,
             });
         }
-        if self.unit_ns < NS_PER_MS {
-            return Err(Error::InvalidTimeUnit {
-                unit_ns: self.unit_ns,
-            });
-        }
+        let unit_ns = match u64::try_from(self.unit.as_nanos()) {
+            Ok(ns) if ns >= NS_PER_MS => ns,
+            _ => return Err(Error::InvalidTimeUnit { unit: self.unit }),
+        };
         let epoch_unix_ns = self.epoch?;
         if epoch_unix_ns > now_unix_ns {
             return Err(Error::EpochInFuture {
                 epoch_unix_ms: epoch_unix_ns / NS_PER_MS,
             });
+        }
+        // The end instant, checked here so that every accessor of a built layout can
+        // compute it without overflow: (epoch tick + 2^time_bits) x unit.
+        let end_ns = (u128::from(epoch_unix_ns / unit_ns) + (1u128 << self.time_bits))
+            .checked_mul(u128::from(unit_ns));
+        if end_ns.is_none_or(|ns| ns / u128::from(NS_PER_MS) > i64::MAX as u128) {
+            return Err(Error::LayoutEndsTooLate);
         }
         let layout = Layout {
             time_bits: self.time_bits as u8,
@@ -578,20 +628,32 @@ impl LayoutBuilder {
             node_bits: self.node_bits as u8,
             datacenter_bits: self.datacenter_bits as u8,
             order: self.order,
-            unit_ns: self.unit_ns,
+            unit_ns,
             epoch_unix_ns,
         };
-        if layout.end_unix_ns() / u128::from(NS_PER_MS) > i64::MAX as u128 {
-            return Err(Error::LayoutEndsTooLate);
-        }
         Ok(layout)
     }
+}
+
+/// A signed epoch as the builder keeps it: before 1970 and past the clock's range are
+/// errors naming the real limit.
+fn epoch_from_ns(ns: i128) -> Result<u64, Error> {
+    if ns < 0 {
+        return Err(Error::EpochBeforeUnix {
+            by: duration_of_ns(-ns),
+        });
+    }
+    u64::try_from(ns).map_err(|_| Error::EpochInFuture {
+        epoch_unix_ms: u64::try_from(ns / i128::from(NS_PER_MS)).unwrap_or(u64::MAX),
+    })
 }
 
 // ---- The layout string: `time=41,seq=12,node=10,dc=5,order=tns,unit=1ms,epoch=...` ----
 
 fn write_unit(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
-    if ns.is_multiple_of(NS_PER_MS) {
+    if ns.is_multiple_of(1_000_000_000) {
+        write!(f, "{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(NS_PER_MS) {
         write!(f, "{}ms", ns / NS_PER_MS)
     } else if ns.is_multiple_of(1_000) {
         write!(f, "{}us", ns / 1_000)
@@ -600,22 +662,22 @@ fn write_unit(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
     }
 }
 
-fn parse_unit(s: &str) -> Result<u64, Error> {
+/// Reads `10ms`, `1500us`, `1s`...; whether the unit is allowed is the builder's
+/// business, so a unit too long or too short gets the same error from both.
+fn parse_unit(s: &str) -> Result<Duration, Error> {
     let bad = Error::Parse(ParseErrorKind::Layout(
-        "unit must be a number with ns, us, ms or s",
+        "unit must be a whole number with ns, us, ms or s (e.g. 10ms)",
     ));
     let split = s.find(|c: char| !c.is_ascii_digit()).ok_or(bad.clone())?;
     let (num, suffix) = s.split_at(split);
     let n: u64 = num.parse().map_err(|_| bad.clone())?;
-    let scale = match suffix {
-        "ns" => 1,
-        "us" | "µs" => 1_000,
-        "ms" => NS_PER_MS,
-        "s" => 1_000_000_000,
+    Ok(match suffix {
+        "ns" => Duration::from_nanos(n),
+        "us" | "µs" => Duration::from_micros(n),
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
         _ => return Err(bad),
-    };
-    n.checked_mul(scale)
-        .ok_or(Error::Parse(ParseErrorKind::Layout("unit too large")))
+    })
 }
 
 impl fmt::Display for Layout {
@@ -665,6 +727,9 @@ impl FromStr for Layout {
         if s.is_empty() {
             return Err(Error::Parse(ParseErrorKind::Empty));
         }
+        if !s.contains('=') {
+            return Err(Error::Parse(ParseErrorKind::UnknownPreset));
+        }
         let bits = |v: &str| {
             v.parse::<u32>()
                 .map_err(|_| layout_err("bit widths are whole numbers"))
@@ -706,18 +771,17 @@ impl FromStr for Layout {
                         _ => return Err(layout_err("order is tns or tsn")),
                     })
                 }
-                5 => b.unit_ns = parse_unit(value)?,
+                5 => b.unit = parse_unit(value)?,
                 _ => {
-                    b.epoch = if value.bytes().all(|c| c.is_ascii_digit()) {
+                    let ns = if !value.is_empty() && value.bytes().all(|c| c.is_ascii_digit()) {
+                        // Unix ms; more digits than any epoch has are surely in the future.
                         value
                             .parse::<u64>()
-                            .ok()
-                            .and_then(|ms| ms.checked_mul(NS_PER_MS))
-                            .ok_or(layout_err("epoch too large"))
+                            .map_or(i128::MAX, |ms| i128::from(ms) * i128::from(NS_PER_MS))
                     } else {
-                        let ns = rfc3339::parse(value)?;
-                        u64::try_from(ns).map_err(|_| layout_err("epoch before 1970"))
-                    }
+                        rfc3339::parse(value)?
+                    };
+                    b.epoch = epoch_from_ns(ns);
                 }
             }
         }
@@ -745,7 +809,7 @@ mod tests {
     #[test]
     fn snowflake_worked_example() {
         let l = Layout::snowflake();
-        let ticks = l.ticks_at(EXAMPLE_MS * NS_PER_MS).unwrap();
+        let ticks = l.ticks_at(i128::from(EXAMPLE_MS * NS_PER_MS)).unwrap();
         assert_eq!(ticks, 504_613_025_343);
         let node = l.node_of(3, 17).unwrap();
         let id = l.compose(ticks, 42, node).unwrap();
@@ -760,18 +824,18 @@ mod tests {
             }
         );
         assert_eq!(l.split_node(p.node), (3, 17));
-        assert_eq!(l.unix_ms_of(p.ticks), EXAMPLE_MS);
+        assert_eq!(l.unix_ms_of(p.ticks), Ok(EXAMPLE_MS));
     }
 
     #[test]
     fn sonyflake_worked_example() {
         let l = Layout::sonyflake();
-        let ticks = l.ticks_at(EXAMPLE_MS * NS_PER_MS).unwrap();
+        let ticks = l.ticks_at(i128::from(EXAMPLE_MS * NS_PER_MS)).unwrap();
         let id = l.compose(ticks, 7, 2565).unwrap();
         assert_eq!(id, 96_902_515_261_901_317);
         let p = l.decompose(id).unwrap();
         assert_eq!((p.ticks, p.sequence, p.node), (ticks, 7, 2565));
-        assert_eq!(l.unix_ms_of(p.ticks), EXAMPLE_MS);
+        assert_eq!(l.unix_ms_of(p.ticks), Ok(EXAMPLE_MS));
     }
 
     #[test]
@@ -784,7 +848,7 @@ mod tests {
         let y = Layout::sonyflake();
         assert_eq!(format!("{:.2}", y.lifetime_years()), "174.21");
         assert_eq!(
-            rfc3339::Timestamp(y.end_unix_ns() as i128).to_string(),
+            rfc3339::Timestamp(y.end_unix_ns()).to_string(),
             "2199-03-19T03:28:58.880Z"
         );
         assert_eq!(y.ids_per_second_per_node(), 25_600.0);
@@ -826,7 +890,9 @@ mod tests {
         };
         assert_eq!(
             Layout::sonyflake_v2(sub_ms),
-            Err(Error::InvalidTimeUnit { unit_ns: 999_000 })
+            Err(Error::InvalidTimeUnit {
+                unit: Duration::from_micros(999)
+            })
         );
         let future = SonyflakeSettings {
             start_time: Some(SystemTime::now() + Duration::from_secs(3600)),
@@ -868,7 +934,9 @@ mod tests {
         );
         assert_eq!(
             b().unit(Duration::from_nanos(999_999)).build(),
-            Err(Error::InvalidTimeUnit { unit_ns: 999_999 })
+            Err(Error::InvalidTimeUnit {
+                unit: Duration::from_nanos(999_999)
+            })
         );
         assert_eq!(
             b().epoch_unix_ms(2_000).build_at(1_000 * NS_PER_MS),
@@ -945,17 +1013,19 @@ mod tests {
     #[test]
     fn time_edges() {
         let l = Layout::snowflake();
-        assert_eq!(l.ticks_at(TWEPOCH_MS * NS_PER_MS), Ok(0));
+        let ns = |ms: u64| i128::from(ms * NS_PER_MS);
+        assert_eq!(l.ticks_at(ns(TWEPOCH_MS)), Ok(0));
         assert_eq!(
-            l.ticks_at(TWEPOCH_MS * NS_PER_MS - 1),
+            l.ticks_at(ns(TWEPOCH_MS) - 1),
             Err(Error::BeforeEpoch {
-                by: Duration::from_nanos(1)
+                by: Duration::from_nanos(1),
+                epoch_unix_ns: TWEPOCH_MS * NS_PER_MS,
             })
         );
         let last = l.end_unix_ms() - 1;
-        assert_eq!(l.ticks_at(last * NS_PER_MS), Ok(l.max_ticks()));
+        assert_eq!(l.ticks_at(ns(last)), Ok(l.max_ticks()));
         assert_eq!(
-            l.ticks_at(l.end_unix_ms() * NS_PER_MS),
+            l.ticks_at(ns(l.end_unix_ms())),
             Err(Error::PastLifetime {
                 end_unix_ms: 3_487_858_230_209
             })
@@ -967,8 +1037,129 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(odd.epoch_tick(), 100);
-        assert_eq!(odd.ticks_at(1_010 * NS_PER_MS), Ok(1));
-        assert_eq!(odd.unix_ms_of(1), 1_010);
+        assert_eq!(odd.ticks_at(1_010 * 1_000_000), Ok(1));
+        assert_eq!(odd.unix_ms_of(1), Ok(1_010));
+    }
+
+    /// A 41-bit layout with a 1 s unit lasts to the year 71654, far past 2554 where `u64`
+    /// nanoseconds end: its times compose and decode there, and every time before 1970
+    /// or the epoch names the real distance.
+    #[test]
+    fn one_time_domain_past_2554_and_before_1970() {
+        let l: Layout = "time=41,seq=12,node=10,unit=1s,epoch=2025-01-01T00:00:00Z"
+            .parse()
+            .unwrap();
+        assert!(!l.ends_within_clock_range());
+        assert_eq!(
+            rfc3339::Timestamp(l.end_unix_ns()).to_string(),
+            "+71709-04-11T01:12:32.000Z"
+        );
+        let far = rfc3339::parse("+71654-01-01T00:00:00Z").unwrap();
+        let ticks = l.ticks_at(far).unwrap();
+        assert_eq!(l.unix_ns_of(ticks), Ok(far));
+        #[cfg(feature = "std")]
+        {
+            let time = UNIX_EPOCH + Duration::from_nanos(u64::MAX) + Duration::from_secs(3600);
+            let t = l.ticks_at_time(time).unwrap();
+            let start = l.time_of(t).unwrap();
+            assert!(start <= time && time.duration_since(start).unwrap() < l.unit());
+        }
+        // Before 1970: the distance is exact, not clamped to u64 nanoseconds.
+        let year0 = rfc3339::parse("0000-01-01T00:00:00Z").unwrap();
+        match Layout::snowflake().ticks_at(year0) {
+            Err(Error::BeforeEpoch { by, epoch_unix_ns }) => {
+                assert_eq!(epoch_unix_ns, TWEPOCH_MS * NS_PER_MS);
+                assert_eq!(
+                    i128::from(by.as_secs()) * 1_000_000_000 + i128::from(by.subsec_nanos()),
+                    i128::from(TWEPOCH_MS * NS_PER_MS) - year0
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // An epoch after 2554 is in the future, not "before 1970"; before 1970 says so.
+        assert!(matches!(
+            "seq=1,node=1,epoch=+10000-01-01T00:00:00Z".parse::<Layout>(),
+            Err(Error::EpochInFuture { .. })
+        ));
+        assert!(matches!(
+            "seq=1,node=1,epoch=99999999999999999999999".parse::<Layout>(),
+            Err(Error::EpochInFuture { .. })
+        ));
+        assert_eq!(
+            "seq=1,node=1,epoch=1969-12-31T23:59:59Z".parse::<Layout>(),
+            Err(Error::EpochBeforeUnix {
+                by: Duration::from_secs(1)
+            })
+        );
+        #[cfg(feature = "std")]
+        assert_eq!(
+            Layout::builder()
+                .epoch(UNIX_EPOCH - Duration::from_secs(60))
+                .build(),
+            Err(Error::EpochBeforeUnix {
+                by: Duration::from_secs(60)
+            })
+        );
+    }
+
+    /// Every tick function on every tick value: an answer or a typed error, no panic (the
+    /// test profile has overflow checks on), including the widest unit a layout takes.
+    #[test]
+    fn tick_functions_on_extreme_values() {
+        let widest_unit = Layout::builder()
+            .time_bits(1)
+            .sequence_bits(0)
+            .node_bits(0)
+            .unit(Duration::from_nanos(u64::MAX))
+            .build()
+            .unwrap();
+        for l in [Layout::snowflake(), Layout::sonyflake(), widest_unit] {
+            for ticks in [0, 1, l.max_ticks(), l.max_ticks() + 1, u64::MAX] {
+                let fits = ticks <= l.max_ticks();
+                assert_eq!(l.unix_ns_of(ticks).is_ok(), fits, "{l} {ticks}");
+                assert_eq!(l.unix_ms_of(ticks).is_ok(), fits, "{l} {ticks}");
+                #[cfg(feature = "std")]
+                assert_eq!(l.time_of(ticks).is_ok(), fits, "{l} {ticks}");
+                if let Ok(ns) = l.unix_ns_of(ticks) {
+                    assert_eq!(l.ticks_at(ns), Ok(ticks));
+                    assert!(ns < l.end_unix_ns());
+                }
+                let _ = l.unix_ms_of_unchecked(ticks);
+            }
+            for ns in [i128::MIN, -1, 0, i128::from(u64::MAX), i128::MAX] {
+                let _ = l.ticks_at(ns);
+            }
+        }
+        // The old answers: a wrapped time one ms before the epoch, or a panic.
+        assert!(Layout::snowflake().unix_ms_of(u64::MAX).is_err());
+    }
+
+    /// One error for a unit too long, from the builder and from the string alike; units
+    /// print back in the largest whole unit.
+    #[test]
+    fn units_too_long_are_refused_and_print_back_whole() {
+        let too_long = Duration::from_nanos(u64::MAX) + Duration::from_nanos(1);
+        assert_eq!(
+            Layout::builder().unit(too_long).build(),
+            Err(Error::InvalidTimeUnit { unit: too_long })
+        );
+        assert_eq!(
+            Layout::builder().unit(Duration::MAX).build(),
+            Err(Error::InvalidTimeUnit {
+                unit: Duration::MAX
+            })
+        );
+        assert_eq!(
+            "seq=1,node=1,unit=18446744074s".parse::<Layout>(),
+            Err(Error::InvalidTimeUnit {
+                unit: Duration::from_secs(18_446_744_074)
+            })
+        );
+        let l: Layout = "time=30,seq=1,node=1,unit=1s".parse().unwrap();
+        assert!(l.to_string().contains(",unit=1s,"), "{l}");
+        let l: Layout = "time=30,seq=1,node=1,unit=1500ms".parse().unwrap();
+        assert!(l.to_string().contains(",unit=1500ms,"), "{l}");
+        assert_eq!(l.to_string().parse::<Layout>(), Ok(l));
     }
 
     #[test]
@@ -995,6 +1186,7 @@ mod tests {
             "seq=12,node=10,bogus=1",
             "seq=12,seq=12,node=10",
             "seq=a,node=1",
+            "sonyflake_v1",
         ] {
             assert!(
                 matches!(bad.parse::<Layout>(), Err(Error::Parse(_))),

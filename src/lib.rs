@@ -123,7 +123,7 @@ pub use id::Id;
 #[cfg(feature = "std")]
 pub use layout::SonyflakeSettings;
 pub use layout::{
-    JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS,
+    CLOCK_END_UNIX_NS, JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS,
     SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
 };
 #[cfg(all(feature = "std", target_has_atomic = "64"))]

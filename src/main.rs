@@ -10,14 +10,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use flakeid::decode::{Columns, Decoder};
 use flakeid::rfc3339::{self, Timestamp};
 use flakeid::{
-    Clock, CoarseClock, Encoding, Error, Field, Generator, Id, Layout, Order, ShardedGenerator,
+    Clock, CoarseClock, Encoding, Error, Field, Generator, Id, Layout, Order, ParseErrorKind,
+    ShardedGenerator,
 };
 
-const LAYOUT_HELP: &str = "Layout: snowflake (default), sonyflake (v2 defaults), sonyflake-v1, \
-js-safe (53-bit IDs JavaScript holds exactly), \
-or a custom layout `key=value,...` with keys time, seq, node (bits), dc (datacenter bits \
-inside node), order (tns = time|node|seq, tsn = time|seq|node), unit (e.g. 1ms, 10ms, 1500us) \
-and epoch (RFC 3339 or Unix ms). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z";
+const LAYOUT_HELP: &str = "Layout: a preset (snowflake, alias twitter; sonyflake, alias \
+sonyflake-v2; sonyflake-v1; js-safe, alias javascript-safe: 53-bit IDs JavaScript holds \
+exactly; names ignore case) or a custom layout `key=value,...` with keys time, seq, node \
+(bits), dc (datacenter bits inside node), order (tns = time|node|seq, tsn = time|seq|node), \
+unit (e.g. 1ms, 10ms, 1500us, 1s) and epoch (RFC 3339 or Unix ms; without it ticks count \
+from 1970). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z";
 
 #[derive(Parser)]
 #[command(
@@ -66,19 +68,30 @@ struct LayoutArg {
     layout: String,
 }
 
+/// Reads a count or an id: a non-negative integer, with a message that says so (clap's
+/// own would call `-1` an unexpected argument).
+fn non_negative(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("must be a non-negative integer (got {text:?})"))
+}
+
 #[derive(Args, Default)]
 struct NodeArgs {
     /// Node id (the whole node field).
-    #[arg(long, conflicts_with_all = ["datacenter", "worker", "machine_id", "machine_id_from"])]
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
+          conflicts_with_all = ["datacenter", "worker", "machine_id", "machine_id_from"])]
     node: Option<u64>,
     /// Snowflake datacenter id (with --worker).
-    #[arg(long, requires = "worker")]
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "worker")]
     datacenter: Option<u64>,
     /// Snowflake worker id (with --datacenter).
-    #[arg(long, requires = "datacenter")]
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "datacenter")]
     worker: Option<u64>,
-    /// Sonyflake machine id.
-    #[arg(long, conflicts_with_all = ["datacenter", "worker", "machine_id_from"])]
+    /// Sonyflake machine id (the node field of a Sonyflake-ordered layout; --node is the
+    /// same for any layout).
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
+          conflicts_with_all = ["datacenter", "worker", "machine_id_from"])]
     machine_id: Option<u64>,
     /// Derive the machine id: `private-ip` is Sonyflake's rule (last two octets of the first
     /// private IPv4 address).
@@ -116,7 +129,8 @@ struct GenArgs {
     #[command(flatten)]
     node: NodeArgs,
     /// How many IDs.
-    #[arg(short = 'n', long, default_value_t = 1)]
+    #[arg(short = 'n', long, default_value_t = 1, value_parser = non_negative,
+          allow_negative_numbers = true)]
     count: u64,
     /// Output format (json prints each ID as a JSON string, safe for JavaScript).
     #[arg(long, value_enum, default_value_t = Format::Decimal)]
@@ -135,7 +149,9 @@ struct DecodeArgs {
     /// base32 input.
     #[arg(long, value_enum, default_value = "auto")]
     encoding: InputEncoding,
-    /// IDs; with none, read one per line from standard input.
+    /// IDs; with none, read one per line from standard input. A line may also be a JSON
+    /// string ("123") or a JSON object with an "id" field (what `gen --format json` and
+    /// `decode --json` write). Blank lines and empty arguments are skipped.
     ids: Vec<String>,
 }
 
@@ -143,14 +159,16 @@ struct DecodeArgs {
 struct ComposeArgs {
     #[command(flatten)]
     layout: LayoutArg,
-    /// The time, RFC 3339 (e.g. 2026-10-31T12:00:00Z).
-    #[arg(long, conflicts_with = "ticks", required_unless_present = "ticks")]
+    /// The time: RFC 3339 (2026-10-31T12:00:00Z; years past 9999 in the expanded form
+    /// +71654-01-01T00:00:00Z that `decode` prints) or Unix milliseconds (1793448000000).
+    #[arg(long, conflicts_with = "ticks", allow_negative_numbers = true)]
     time: Option<String>,
-    /// The time part as ticks since the epoch.
-    #[arg(long)]
+    /// The time part as ticks since the epoch (instead of --time).
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true)]
     ticks: Option<u64>,
     /// The sequence number.
-    #[arg(long, short = 's', default_value_t = 0)]
+    #[arg(long, short = 's', default_value_t = 0, value_parser = non_negative,
+          allow_negative_numbers = true)]
     sequence: u64,
     #[command(flatten)]
     node: NodeArgs,
@@ -170,7 +188,8 @@ struct BenchArgs {
     #[command(flatten)]
     layout: LayoutArg,
     /// Minting threads.
-    #[arg(long, short = 't', default_value_t = 1)]
+    #[arg(long, short = 't', default_value_t = 1, value_parser = non_negative,
+          allow_negative_numbers = true)]
     threads: u64,
     /// One shard per thread (a ShardedGenerator, node ids 0, 1, ...), each thread pinned
     /// to a core and leasing its shard, instead of one generator all threads share.
@@ -215,18 +234,23 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             match e.flag {
-                Some(flag) => eprintln!("error: {flag}: {}", e.message),
-                None => eprintln!("error: {}", e.message),
+                Some(flag) => warn(format_args!("error: {flag}: {}", e.message)),
+                None => warn(format_args!("error: {}", e.message)),
             }
             ExitCode::from(2)
         }
     }
 }
 
+/// A line on standard error; a closed standard error is not worth a panic.
+fn warn(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
 fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
     arg.layout
         .parse()
-        .map_err(|e| CliError::new(Some("--layout"), e))
+        .map_err(|e| CliError::new(Some("--layout"), format!("{:?}: {e}", arg.layout)))
 }
 
 fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
@@ -241,25 +265,48 @@ fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
 
 /// The node id the flags name, checked against the layout.
 fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
+    let snowflake_order = layout.order() == Order::TimeNodeSequence;
+    if snowflake_order && (args.machine_id.is_some() || args.machine_id_from.is_some()) {
+        let flag = node_flag(Field::Node, args);
+        return Err(CliError::new(
+            Some(flag),
+            format!(
+                "{flag} is Sonyflake's machine id, and this layout is Snowflake-ordered \
+                 (time|node|sequence): give {}--node N",
+                if layout.datacenter_bits() > 0 {
+                    "--datacenter D --worker W, or "
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
     let node = match (args.node.or(args.machine_id), args.datacenter, args.worker) {
         (Some(n), _, _) => n,
-        (None, Some(d), Some(w)) => layout.node_of(d, w).map_err(|e| {
-            let flag = match e {
-                Error::OutOfRange { field, .. } => node_flag(field, args),
-                _ => "--datacenter",
-            };
-            CliError::new(Some(flag), e)
+        (None, Some(d), Some(w)) => layout.node_of(d, w).map_err(|e| match e {
+            Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args)), e),
+            _ => CliError::new(
+                Some("--datacenter"),
+                "the layout has no datacenter field: give --machine-id M or --node N",
+            ),
         })?,
         _ => match args.machine_id_from {
             Some(MachineIdSource::PrivateIp) => flakeid::node::private_ip_machine_id()
                 .map(u64::from)
-                .map_err(|e| CliError::new(Some("--machine-id-from"), e))?,
+                .map_err(|e| {
+                    CliError::new(
+                        Some("--machine-id-from"),
+                        format!("{e}: give the machine id with --machine-id M (or --node N)"),
+                    )
+                })?,
             None if layout.node_bits() == 0 => 0,
             None => {
                 let hint = if layout.datacenter_bits() > 0 {
                     "--datacenter D --worker W, or --node N"
-                } else {
+                } else if !snowflake_order {
                     "--machine-id M, --machine-id-from private-ip, or --node N"
+                } else {
+                    "--node N"
                 };
                 return Err(CliError::new(
                     None,
@@ -322,12 +369,20 @@ fn gen_ids(a: GenArgs) -> CliResult<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `flakeid gen | head` closes the pipe early; that is not an error.
+/// `flakeid gen | head` closes the pipe early; that is not an error, for any subcommand.
 fn quiet_on_broken_pipe<T>(e: io::Error) -> CliResult<T> {
     if e.kind() == io::ErrorKind::BrokenPipe {
         std::process::exit(0);
     }
     Err(io_err(e))
+}
+
+/// Writes `text` to standard output, a closed pipe being a normal end.
+fn print_out(text: &str) -> CliResult {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .or_else(quiet_on_broken_pipe)
 }
 
 /// One decoded row, from the batch decoder's columns.
@@ -360,6 +415,18 @@ fn write_json_record(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Resu
     writeln!(out, "}}")
 }
 
+fn write_table_header(out: &mut impl Write, layout: &Layout) -> io::Result<()> {
+    write!(
+        out,
+        "{:<20} {:<25} {:>14} {:>8} {:>8}",
+        "id", "time", "ticks", "sequence", "node"
+    )?;
+    if layout.datacenter_bits() > 0 {
+        write!(out, " {:>10} {:>6}", "datacenter", "worker")?;
+    }
+    writeln!(out)
+}
+
 fn write_table_row(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Result<()> {
     write!(
         out,
@@ -380,56 +447,141 @@ fn write_table_row(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Result
 /// IDs per batch handed to the (SIMD) batch decoder.
 const DECODE_BATCH: usize = 4096;
 
+/// How much of a bad line an error message echoes.
+const ECHO_CHARS: usize = 80;
+
 /// Streams IDs through the batch decoder a batch at a time; bad lines are reported on
-/// standard error as they are met and counted.
+/// standard error as they are met (after every good line before them is written) and
+/// counted.
 struct DecodeStream<'a, W: Write> {
     decoder: Decoder,
     encoding: InputEncoding,
     json: bool,
+    /// The table's header is written before the first row, so there is none without rows.
+    header_written: bool,
     out: &'a mut W,
     ids: Vec<u64>,
     cols: [Vec<u64>; 4],
     bad_lines: u64,
 }
 
+/// Why a line is not an ID, and a hint at what to do.
+struct BadLine {
+    error: String,
+    hint: &'static str,
+}
+
+impl From<Error> for BadLine {
+    fn from(e: Error) -> Self {
+        BadLine {
+            error: e.to_string(),
+            hint: "",
+        }
+    }
+}
+
+/// The ID text of a line: the line itself, a JSON string, or the `id` field of a JSON
+/// object (a string or a number).
+fn id_text(line: &str) -> Result<std::borrow::Cow<'_, str>, BadLine> {
+    if !line.starts_with(['"', '{']) {
+        return Ok(line.into());
+    }
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| BadLine {
+        error: format!("not JSON: {e}"),
+        hint: "",
+    })?;
+    let field = match &value {
+        serde_json::Value::Object(map) => map.get("id"),
+        other => Some(other),
+    };
+    match field {
+        Some(serde_json::Value::String(s)) => Ok(s.clone().into()),
+        Some(serde_json::Value::Number(n)) if n.is_u64() => Ok(n.to_string().into()),
+        _ => Err(BadLine {
+            error: "JSON without an ID: expected a string, or an object whose \"id\" is a \
+                    string or a non-negative integer"
+                .into(),
+            hint: "",
+        }),
+    }
+}
+
+/// A hint for text `parse_any` could not place.
+fn encoding_hint(text: &str) -> &'static str {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        "; if it is hex, write it with 0x or give --encoding hex"
+    } else if t.len() == 12 || t.len() == 14 {
+        "; base32 IDs have exactly 13 characters"
+    } else {
+        ""
+    }
+}
+
 impl<W: Write> DecodeStream<'_, W> {
-    fn push(&mut self, what: &str, number: usize, text: &str) -> CliResult {
-        let layout = self.decoder.layout();
-        let parsed = match self.encoding {
-            InputEncoding::Auto => Encoding::parse_any(text),
-            InputEncoding::Decimal => Encoding::Decimal.parse(text),
-            InputEncoding::Hex => Encoding::Hex.parse(text),
-            InputEncoding::Base32 => Encoding::Base32.parse(text),
+    /// Takes one line (or argument) as bytes: skips it when blank, else decodes it or
+    /// reports it, with `number` in the report.
+    fn push_bytes(&mut self, what: &str, number: u64, bytes: &[u8]) -> CliResult {
+        let trimmed = bytes.trim_ascii();
+        if trimmed.is_empty() {
+            return Ok(());
+        }
+        let result = match std::str::from_utf8(trimmed) {
+            Ok(text) => self.parse(text),
+            Err(e) => Err(BadLine {
+                error: format!("not UTF-8 text (byte {} is invalid)", e.valid_up_to() + 1),
+                hint: "",
+            }),
         };
-        let parsed = parsed.and_then(|id| {
-            if id > layout.max_id() {
-                Err(Error::IdOutOfLayout {
-                    id,
-                    bits: layout.bits(),
-                })
-            } else {
-                Ok(id)
-            }
-        });
-        match parsed {
+        match result {
             Ok(id) => {
                 self.ids.push(id);
                 if self.ids.len() == DECODE_BATCH {
                     self.flush_batch()?;
                 }
             }
-            Err(e) => {
+            Err(bad) => {
+                // Every good line before this one is out before the report.
                 self.flush_batch()?;
-                let _ = self.out.flush();
+                self.out.flush().or_else(quiet_on_broken_pipe)?;
                 self.bad_lines += 1;
-                eprintln!("{what} {number}: {:?}: {e}", text.trim());
+                warn(format_args!(
+                    "{what} {number}: {}: {}{}",
+                    echo(trimmed),
+                    bad.error,
+                    bad.hint
+                ));
             }
         }
         Ok(())
     }
 
+    fn parse(&self, line: &str) -> Result<u64, BadLine> {
+        let layout = self.decoder.layout();
+        let text = id_text(line)?;
+        let parsed = match self.encoding {
+            InputEncoding::Auto => Encoding::parse_any(&text).map_err(|e| {
+                let hint = match e {
+                    Error::Parse(ParseErrorKind::UnknownEncoding { .. }) => encoding_hint(&text),
+                    _ => "",
+                };
+                BadLine {
+                    error: e.to_string(),
+                    hint,
+                }
+            })?,
+            InputEncoding::Decimal => Encoding::Decimal.parse(&text)?,
+            InputEncoding::Hex => Encoding::Hex.parse(&text)?,
+            InputEncoding::Base32 => Encoding::Base32.parse(&text)?,
+        };
+        Ok(layout.decompose(parsed).map(|_| parsed)?)
+    }
+
     fn flush_batch(&mut self) -> CliResult {
         let n = self.ids.len();
+        if n == 0 {
+            return Ok(());
+        }
         let [t, m, s, nd] = &mut self.cols;
         for c in [&mut *t, &mut *m, &mut *s, &mut *nd] {
             c.resize(n, 0);
@@ -446,6 +598,10 @@ impl<W: Write> DecodeStream<'_, W> {
             )
             .map_err(|e| CliError::new(None, e))?;
         let layout = *self.decoder.layout();
+        if !self.json && !self.header_written {
+            self.header_written = true;
+            write_table_header(self.out, &layout).or_else(quiet_on_broken_pipe)?;
+        }
         for i in 0..n {
             let row = Row {
                 id: self.ids[i],
@@ -466,50 +622,67 @@ impl<W: Write> DecodeStream<'_, W> {
     }
 }
 
+/// At most [`ECHO_CHARS`] characters of a bad line, quoted and escaped, with the length
+/// when it was cut.
+fn echo(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(ECHO_CHARS).collect();
+    if chars.next().is_some() {
+        format!("{head:?}... ({} bytes)", bytes.len())
+    } else {
+        format!("{head:?}")
+    }
+}
+
+/// The UTF-8 byte order mark, skipped at the start of the input.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    if !a.json {
-        write!(
-            out,
-            "{:<20} {:<25} {:>14} {:>8} {:>8}",
-            "id", "time", "ticks", "sequence", "node"
-        )
-        .or_else(quiet_on_broken_pipe)?;
-        if layout.datacenter_bits() > 0 {
-            write!(out, " {:>10} {:>6}", "datacenter", "worker").or_else(quiet_on_broken_pipe)?;
-        }
-        writeln!(out).or_else(quiet_on_broken_pipe)?;
-    }
     let mut stream = DecodeStream {
         decoder: Decoder::new(&layout),
         encoding: a.encoding,
         json: a.json,
+        header_written: false,
         out: &mut out,
         ids: Vec::with_capacity(DECODE_BATCH),
         cols: std::array::from_fn(|_| Vec::with_capacity(DECODE_BATCH)),
         bad_lines: 0,
     };
     if a.ids.is_empty() {
-        let stdin = io::stdin();
-        let mut reader = stdin.lock();
-        let mut line = String::new();
-        let mut line_no = 0;
+        // Bytes, not `String`s: a line that is not UTF-8 is one bad line, not the end.
+        let mut reader = io::stdin().lock();
+        let mut line = Vec::new();
+        let mut line_no = 0u64;
         loop {
             line.clear();
-            if reader.read_line(&mut line).map_err(io_err)? == 0 {
-                break;
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Whatever was read before the failure is still written.
+                    stream.flush_batch()?;
+                    stream.out.flush().or_else(quiet_on_broken_pipe)?;
+                    return Err(CliError::new(
+                        None,
+                        format!("reading standard input after line {line_no}: {e}"),
+                    ));
+                }
             }
             line_no += 1;
-            if line.trim().is_empty() {
-                continue;
-            }
-            stream.push("line", line_no, &line)?;
+            let bytes = match line_no {
+                1 => line.strip_prefix(BOM).unwrap_or(&line),
+                _ => &line,
+            };
+            stream.push_bytes("line", line_no, bytes)?;
         }
     } else {
         for (i, text) in a.ids.iter().enumerate() {
-            stream.push("argument", i + 1, text)?;
+            stream.push_bytes("argument", i as u64 + 1, text.as_bytes())?;
         }
     }
     stream.flush_batch()?;
@@ -522,28 +695,39 @@ fn decode(a: DecodeArgs) -> CliResult<ExitCode> {
     })
 }
 
+/// A `--time`: Unix milliseconds (digits only), or RFC 3339 with the expanded years
+/// `decode` prints past 9999.
+fn parse_time(text: &str) -> Result<i128, Error> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        // Digits past what i128 nanoseconds hold are past every layout's end anyway.
+        return Ok(t
+            .parse::<i128>()
+            .ok()
+            .and_then(|ms| ms.checked_mul(1_000_000))
+            .unwrap_or(i128::MAX));
+    }
+    rfc3339::parse(t)
+}
+
 fn compose(a: ComposeArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
     let node = resolve_node(&layout, &a.node)?;
     let (ticks, flag) = match (&a.time, a.ticks) {
         (Some(t), _) => {
-            let ns = rfc3339::parse(t).map_err(|e| CliError::new(Some("--time"), e))?;
-            let ticks = match u64::try_from(ns) {
-                Ok(ns) => layout.ticks_at(ns),
-                Err(_) if ns < 0 => Err(Error::BeforeEpoch {
-                    by: Duration::from_nanos(
-                        u64::try_from(i128::from(layout.epoch_unix_ns()) - ns).unwrap_or(u64::MAX),
-                    ),
-                }),
-                Err(_) => Err(Error::PastLifetime {
-                    end_unix_ms: layout.end_unix_ms(),
-                }),
-            }
-            .map_err(|e| CliError::new(Some("--time"), e))?;
+            let ticks = parse_time(t)
+                .and_then(|ns| layout.ticks_at(ns))
+                .map_err(|e| CliError::new(Some("--time"), e))?;
             (ticks, "--time")
         }
         (None, Some(t)) => (t, "--ticks"),
-        (None, None) => return Err(CliError::new(None, "give --time or --ticks")),
+        (None, None) => {
+            return Err(CliError::new(
+                None,
+                "give the time with --time (RFC 3339, e.g. 2026-10-31T12:00:00Z, or Unix ms) \
+                 or the raw tick count with --ticks",
+            ));
+        }
     };
     let id = layout.compose(ticks, a.sequence, node).map_err(|e| {
         let flag = match e {
@@ -559,17 +743,62 @@ fn compose(a: ComposeArgs) -> CliResult<ExitCode> {
         };
         CliError::new(Some(flag), e)
     })?;
-    println!("{id}");
+    print_out(&format!("{id}\n"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// IDs per second as an integer when whole, else with two decimals.
+fn rate_text(rate: f64) -> String {
+    if rate.fract() == 0.0 {
+        format!("{rate:.0}")
+    } else {
+        format!("{rate:.2}")
+    }
+}
+
+/// What a user should know before using a layout: printed on standard error.
+fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
+    let now = i128::from(flakeid::SystemClock.unix_ns());
+    let end = Timestamp(l.end_unix_ns());
+    let year_ns = 365 * 86_400 * 1_000_000_000i128;
+    let mut warnings = Vec::new();
+    if l.end_unix_ns() <= now {
+        warnings.push(format!(
+            "this layout's lifetime ended at {end}: no ID can be minted; give a later epoch= or more time bits"
+        ));
+    } else if l.end_unix_ns() - now <= year_ns {
+        warnings.push(format!(
+            "this layout's lifetime ends at {end}, within a year; give a later epoch= or more time bits"
+        ));
+    }
+    let custom = text.contains('=');
+    if custom && !text.split(',').any(|kv| kv.trim_start().starts_with("epoch")) {
+        warnings.push(format!(
+            "no epoch= given: ticks count from 1970-01-01T00:00:00Z, so the layout ends at {end}; \
+             give epoch=<a recent time> to have the whole lifetime ahead"
+        ));
+    }
+    if !l.ends_within_clock_range() {
+        warnings.push(format!(
+            "generators stop at {} (the end of u64 nanoseconds), before this layout ends at {end}; \
+             its later IDs decode and compose, but cannot be minted",
+            Timestamp(i128::from(flakeid::CLOCK_END_UNIX_NS))
+        ));
+    }
+    warnings
 }
 
 fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
     let l = parse_layout(&a.layout)?;
-    let end = Timestamp(l.end_unix_ns() as i128);
+    let end = Timestamp(l.end_unix_ns());
     let epoch = Timestamp(i128::from(l.epoch_unix_ns()));
-    if a.json {
-        println!(
-            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{},\"max_nodes\":{},\"bits\":{},\"javascript_safe\":{}}}",
+    // Tick 0 starts on a multiple of the unit, which is the epoch only if it is on one.
+    let first_tick = l.unix_ns_of(0).unwrap_or(0);
+    let first = Timestamp(first_tick);
+    let rate = rate_text(l.ids_per_second_per_node());
+    let text = if a.json {
+        format!(
+            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"first_tick_starts\":\"{first}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{rate},\"max_nodes\":{},\"bits\":{},\"javascript_safe\":{},\"mintable_to_end\":{}}}\n",
             l.time_bits(),
             l.sequence_bits(),
             l.node_bits(),
@@ -579,21 +808,33 @@ fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
             l.unit_ns(),
             l.epoch_unix_ms(),
             l.lifetime_years(),
-            l.ids_per_second_per_node(),
             l.max_nodes(),
             l.bits(),
             l.is_javascript_safe(),
-        );
+            l.ends_within_clock_range(),
+        )
     } else {
-        println!("layout          {l}");
-        println!("fields          {}", field_diagram(&l));
-        println!("unit            {:?}", l.unit());
-        println!("epoch           {epoch}");
-        println!("lifetime        {:.2} years", l.lifetime_years());
-        println!("ends            {end} (first instant that no longer fits)");
-        println!("IDs/s per node  {}", l.ids_per_second_per_node());
-        println!("nodes           {}", l.max_nodes());
-        println!(
+        let mut t = String::new();
+        use std::fmt::Write as _;
+        let _ = writeln!(t, "layout          {l}");
+        let _ = writeln!(t, "fields          {}", field_diagram(&l));
+        let _ = writeln!(t, "unit            {:?}", l.unit());
+        let _ = writeln!(t, "epoch           {epoch}");
+        if first_tick != i128::from(l.epoch_unix_ns()) {
+            let _ = writeln!(
+                t,
+                "tick 0 starts   {first} (the epoch is not on a unit boundary: ticks start at Unix multiples of the unit)"
+            );
+        }
+        let _ = writeln!(t, "lifetime        {:.2} years", l.lifetime_years());
+        let _ = writeln!(
+            t,
+            "ends            {end} (first instant that no longer fits)"
+        );
+        let _ = writeln!(t, "IDs/s per node  {rate}");
+        let _ = writeln!(t, "nodes           {}", l.max_nodes());
+        let _ = writeln!(
+            t,
             "ID width        {} bits{}",
             l.bits(),
             if l.is_javascript_safe() {
@@ -602,7 +843,12 @@ fn layout(a: LayoutArgs) -> CliResult<ExitCode> {
                 ""
             }
         );
+        t
+    };
+    for w in layout_warnings(&l, &a.layout.layout) {
+        warn(format_args!("warning: {w}"));
     }
+    print_out(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -662,29 +908,55 @@ fn spawn_bench<C: Clock + Send + Sync + 'static>(
                 if leased {
                     flakeid::affinity::pin_current_thread(t);
                     let mut lease = sharded.shards()[t].lease()?;
-                    mint_until(&stop, &total, || lease.next_id())
+                    mint_until(&stop, &total, |wait| match wait {
+                        true => lease.next_id(),
+                        false => lease.try_next_id(),
+                    })
                 } else {
                     let g = &sharded.shards()[0];
-                    mint_until(&stop, &total, || g.next_id())
+                    mint_until(&stop, &total, |wait| match wait {
+                        true => g.next_id(),
+                        false => g.try_next_id(),
+                    })
                 }
             })
         })
         .collect())
 }
 
-/// Mints with `mint` until `stop`, adding the count to `total` every 65,536 IDs and at
-/// the end.
+/// A wait for the next tick longer than this is slept in slices of at most
+/// [`BENCH_SLEEP_SLICE`], checking the deadline between them; a shorter one is left to
+/// `next_id`, which spins at the boundary (so a 1 ms layout still reaches its cap).
+const BENCH_SLEEP_ABOVE: Duration = Duration::from_millis(1);
+const BENCH_SLEEP_SLICE: Duration = Duration::from_millis(10);
+
+/// Mints until `stop`, adding the count to `total` every 65,536 IDs and at the end.
+/// `mint(false)` must not wait (`try_next_id`), `mint(true)` may (`next_id`). The deadline
+/// is checked every 1,024 IDs and at every wait for a tick, so a layout that mints a few
+/// IDs per second stops on time too.
 fn mint_until(
     stop: &AtomicBool,
     total: &AtomicU64,
-    mut mint: impl FnMut() -> Result<Id, Error>,
+    mut mint: impl FnMut(bool) -> Result<Id, Error>,
 ) -> Result<(), Error> {
     let mut count = 0u64;
     while !stop.load(Ordering::Relaxed) {
         for _ in 0..1024 {
-            std::hint::black_box(mint()?);
+            match mint(false) {
+                Ok(id) => {
+                    std::hint::black_box(id);
+                }
+                Err(Error::WouldBlock { wait }) if wait > BENCH_SLEEP_ABOVE => {
+                    std::thread::sleep((wait - BENCH_SLEEP_ABOVE / 2).min(BENCH_SLEEP_SLICE));
+                    break;
+                }
+                Err(Error::WouldBlock { .. }) => {
+                    std::hint::black_box(mint(true)?);
+                }
+                Err(e) => return Err(e),
+            }
+            count += 1;
         }
-        count += 1024;
         if count >= 1 << 16 {
             total.fetch_add(std::mem::take(&mut count), Ordering::Relaxed);
         }
@@ -755,11 +1027,11 @@ fn bench(a: BenchArgs) -> CliResult<ExitCode> {
     let ids = total.load(Ordering::Relaxed);
     let rate = ids as f64 / elapsed;
     let cap = layout.ids_per_second_per_node() * shards as f64;
-    println!(
-        "{ids} ids in {elapsed:.2} s: {rate:.0} ids/s, {:.1} ns/id; {:.2}% of the cap of {cap:.0} ids/s ({shards} node{})",
+    print_out(&format!(
+        "{ids} ids in {elapsed:.2} s: {rate:.0} ids/s, {:.1} ns/id; {:.2}% of the cap of {cap:.0} ids/s ({shards} node{})\n",
         elapsed * 1e9 / ids.max(1) as f64,
         rate / cap * 100.0,
         if shards == 1 { "" } else { "s" }
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,14 @@
 //! RFC 3339 timestamps in UTC, without a date-time dependency.
 //!
 //! Days are converted with Howard Hinnant's `days_from_civil` / `civil_from_days`
-//! algorithms, exact over the proleptic Gregorian calendar.
+//! algorithms, exact over the proleptic Gregorian calendar, in 128-bit arithmetic so that
+//! every `i128` count of nanoseconds has a date.
+//!
+//! RFC 3339 years have four digits (0000 to 9999). Layouts can reach further (a 41-bit
+//! layout with a 1 s unit ends in the year 71654), so years outside that range are written
+//! and read in ISO 8601's expanded form: a sign and at least four digits, as in
+//! `+71654-01-01T00:00:00Z` or `-0001-12-31T00:00:00Z`. [`parse`] reads both forms, and
+//! what [`write`] writes reads back to the same instant.
 
 use core::fmt::{self, Write};
 
@@ -9,19 +16,23 @@ use crate::error::{Error, ParseErrorKind};
 
 const NS_PER_SEC: i128 = 1_000_000_000;
 
+/// The most digits [`parse`] reads in a year: enough for every year an `i128` of
+/// nanoseconds reaches, with room to spare.
+const MAX_YEAR_DIGITS: usize = 22;
+
 /// Days from 1970-01-01 to the given civil date.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+fn days_from_civil(y: i128, m: u32, d: u32) -> i128 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let m = i128::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i128::from(d) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
 }
 
 /// The civil date (year, month, day) of a day count from 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+fn civil_from_days(z: i128) -> (i128, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -34,7 +45,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-fn days_in_month(y: i64, m: u32) -> u32 {
+fn days_in_month(y: i128, m: u32) -> u32 {
     match m {
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
         2 => 28,
@@ -44,16 +55,24 @@ fn days_in_month(y: i64, m: u32) -> u32 {
 }
 
 /// Writes `unix_ns` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, with nine fractional digits instead of
-/// three when the instant is not a whole millisecond.
+/// three when the instant is not a whole millisecond. Accepts every `i128`: a year outside
+/// 0000..=9999 is written in the expanded form (`+71654-…`, `-0001-…`), which [`parse`]
+/// reads back.
 pub fn write(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
     let secs = unix_ns.div_euclid(NS_PER_SEC);
     let nanos = unix_ns.rem_euclid(NS_PER_SEC) as u32;
-    let days = secs.div_euclid(86_400) as i64;
+    let days = secs.div_euclid(86_400);
     let sod = secs.rem_euclid(86_400) as u32;
     let (y, mo, d) = civil_from_days(days);
+    if (0..=9999).contains(&y) {
+        write!(out, "{y:04}")?;
+    } else {
+        // The sign counts towards the width: `+10000`, `-0001`.
+        write!(out, "{y:+05}")?;
+    }
     write!(
         out,
-        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
+        "-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
         sod / 3600,
         sod / 60 % 60,
         sod % 60
@@ -65,7 +84,8 @@ pub fn write(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
     }
 }
 
-/// A displayable RFC 3339 timestamp for a count of Unix nanoseconds.
+/// A displayable RFC 3339 timestamp for a count of Unix nanoseconds (any `i128`; see
+/// [`write`] for years past 9999 or before 0000).
 #[derive(Debug, Clone, Copy)]
 pub struct Timestamp(pub i128);
 
@@ -97,11 +117,32 @@ fn expect(s: &[u8], at: usize, want: &[u8]) -> Result<(), Error> {
     }
 }
 
+/// Reads the year at the start of `s`: four digits, or a sign and four to
+/// [`MAX_YEAR_DIGITS`] digits. Returns the year and where the text goes on.
+fn year(s: &[u8]) -> Result<(i128, usize), Error> {
+    let (negative, start) = match s.first() {
+        Some(b'+') => (false, 1),
+        Some(b'-') => (true, 1),
+        _ => return Ok((i128::from(digits(s, 0, 4)?), 4)),
+    };
+    let len = s[start..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if !(4..=MAX_YEAR_DIGITS).contains(&len) {
+        return Err(bad());
+    }
+    let magnitude = s[start..start + len]
+        .iter()
+        .fold(0i128, |acc, &b| acc * 10 + i128::from(b - b'0'));
+    Ok((if negative { -magnitude } else { magnitude }, start + len))
+}
+
 /// Parses an RFC 3339 timestamp (`2026-10-31T12:00:00Z`, fractions of a second and
-/// `+HH:MM` offsets allowed) into Unix nanoseconds.
+/// `+HH:MM` offsets allowed) into Unix nanoseconds. Years outside 0000..=9999 are read in
+/// the expanded form [`write`] uses (`+71654-01-01T00:00:00Z`); an instant too far out for
+/// an `i128` of nanoseconds is an error, never a wrapped value.
 pub fn parse(text: &str) -> Result<i128, Error> {
     let s = text.trim().as_bytes();
-    let year = digits(s, 0, 4)?;
+    let (year, at) = year(s)?;
+    let s = &s[at - 4..];
     expect(s, 4, b"-")?;
     let month = digits(s, 5, 2)?;
     expect(s, 7, b"-")?;
@@ -112,7 +153,6 @@ pub fn parse(text: &str) -> Result<i128, Error> {
     let minute = digits(s, 14, 2)?;
     expect(s, 16, b":")?;
     let second = digits(s, 17, 2)?;
-    let year = i64::from(year);
     if !(1..=12).contains(&month)
         || day == 0
         || day > days_in_month(year, month)
@@ -141,7 +181,7 @@ pub fn parse(text: &str) -> Result<i128, Error> {
             nanos *= 10;
         }
     }
-    let offset_secs: i64 = match s.get(at) {
+    let offset_secs: i128 = match s.get(at) {
         Some(b'Z' | b'z') if at + 1 == s.len() => 0,
         Some(&sign @ (b'+' | b'-')) if at + 6 == s.len() => {
             let h = digits(s, at + 1, 2)?;
@@ -150,14 +190,16 @@ pub fn parse(text: &str) -> Result<i128, Error> {
             if h > 23 || m > 59 {
                 return Err(bad());
             }
-            let off = i64::from(h * 3600 + m * 60);
+            let off = i128::from(h * 3600 + m * 60);
             if sign == b'+' { off } else { -off }
         }
         _ => return Err(bad()),
     };
     let days = days_from_civil(year, month, day);
-    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset_secs;
-    Ok(i128::from(secs) * NS_PER_SEC + i128::from(nanos))
+    let secs = days * 86_400 + i128::from(hour * 3600 + minute * 60 + second) - offset_secs;
+    secs.checked_mul(NS_PER_SEC)
+        .and_then(|ns| ns.checked_add(i128::from(nanos)))
+        .ok_or_else(bad)
 }
 
 #[cfg(test)]
@@ -205,6 +247,34 @@ mod tests {
     }
 
     #[test]
+    fn every_i128_formats_and_expanded_years_read_back() {
+        assert_eq!(fmt(-1_000_000), "1969-12-31T23:59:59.999Z");
+        let far = parse("+71654-01-01T00:00:00Z").unwrap();
+        assert_eq!(fmt(far), "+71654-01-01T00:00:00.000Z");
+        let bc = parse("-0001-12-31T00:00:00Z").unwrap();
+        assert_eq!(fmt(bc), "-0001-12-31T00:00:00.000Z");
+        assert_eq!(fmt(parse("0000-01-01T00:00:00Z").unwrap()), "0000-01-01T00:00:00.000Z");
+        assert_eq!(fmt(parse("+10000-01-01T00:00:00Z").unwrap()), "+10000-01-01T00:00:00.000Z");
+        for ns in [i128::MAX, i128::MIN, i128::MAX - 1, i128::MIN + 1, 0, -1, 1] {
+            let text = fmt(ns);
+            assert!(text.ends_with('Z'), "{text}");
+            // The far ends are past what a 22-digit year reads back; the rest round-trips.
+            match parse(&text) {
+                Ok(back) => assert_eq!(back, ns, "{text}"),
+                Err(e) => assert_eq!(e, Error::Parse(ParseErrorKind::Timestamp), "{text}"),
+            }
+        }
+        // i128::MAX is about 5.4e21 years after 1970, never a negative year.
+        assert!(fmt(i128::MAX).starts_with("+5391559471918239"), "{}", fmt(i128::MAX));
+        assert!(fmt(i128::MIN).starts_with("-5391559471918239"), "{}", fmt(i128::MIN));
+        // Too far out for i128 nanoseconds: an error, not a wrapped value.
+        assert_eq!(
+            parse("+9999999999999999999999-01-01T00:00:00Z"),
+            Err(Error::Parse(ParseErrorKind::Timestamp))
+        );
+    }
+
+    #[test]
     fn rejects_malformed() {
         for bad in [
             "",
@@ -217,6 +287,10 @@ mod tests {
             "2026-10-31T12:00:00Zjunk",
             "2026-10-31T12:00:00+0200",
             "２026-10-31T12:00:00Z",
+            "10000-01-01T00:00:00Z",
+            "+999-01-01T00:00:00Z",
+            "+-1000-01-01T00:00:00Z",
+            "+12345678901234567890123-01-01T00:00:00Z",
         ] {
             assert_eq!(
                 parse(bad),

@@ -108,9 +108,14 @@ impl<C: Clock> ShardedGenerator<C> {
     /// The calling thread's home shard index.
     #[inline]
     pub fn home(&self) -> usize {
-        let index = u64::from(thread_index());
-        // Lemire's fastmod: exact for a 32-bit index and a 32-bit divisor.
-        let low = self.fastmod.wrapping_mul(index);
+        self.shard_of(thread_index())
+    }
+
+    /// The shard of the thread with dense index `index`: `index % len`, by Lemire's
+    /// fastmod (two multiplications), exact for a 32-bit index and a 32-bit divisor.
+    #[inline(always)]
+    fn shard_of(&self, index: u32) -> usize {
+        let low = self.fastmod.wrapping_mul(u64::from(index));
         ((u128::from(low) * self.shards.len() as u128) >> 64) as usize
     }
 
@@ -302,16 +307,33 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(flakeid_loom)))]
 mod tests {
+    use crate::{Layout, ManualClock, ShardedGenerator};
+
+    /// The generator's own `shard_of` (what `home` calls), built as `build` builds it, for
+    /// every shard count up to 67 and indexes at both ends of `u32`.
     #[test]
-    fn fastmod_matches_the_remainder() {
-        for len in 1..=67u64 {
-            let fastmod = (u64::MAX / len).wrapping_add(1);
-            for index in (0..2000u64).chain([u64::from(u32::MAX) - 5, u64::from(u32::MAX)]) {
-                let low = fastmod.wrapping_mul(index);
-                let got = ((u128::from(low) * u128::from(len)) >> 64) as u64;
-                assert_eq!(got, index % len, "{index} % {len}");
+    fn home_shard_is_the_thread_index_modulo_the_shards() {
+        let layout = Layout::builder()
+            .time_bits(40)
+            .sequence_bits(8)
+            .node_bits(7)
+            .build()
+            .unwrap();
+        for len in 1..=67usize {
+            let sharded = ShardedGenerator::builder(layout)
+                .nodes(0..len as u64)
+                .shards(len)
+                .clock(ManualClock::from_unix_ms(1_000))
+                .build()
+                .unwrap();
+            for index in (0..2000u32).chain([u32::MAX - 5, u32::MAX]) {
+                assert_eq!(
+                    sharded.shard_of(index),
+                    index as usize % len,
+                    "{index} % {len}"
+                );
             }
         }
     }

@@ -1,9 +1,16 @@
 //! The `flakeid` binary, run as a user would.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn flakeid(args: &[&str], stdin: Option<&str>) -> Output {
+    flakeid_bytes(args, stdin.unwrap_or("").as_bytes())
+}
+
+/// Runs the binary with `stdin` as its standard input (written from a thread, so a large
+/// input cannot deadlock against a full stdout pipe).
+fn flakeid_bytes(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
         .args(args)
         .stdin(Stdio::piped())
@@ -12,10 +19,34 @@ fn flakeid(args: &[&str], stdin: Option<&str>) -> Output {
         .spawn()
         .unwrap();
     let mut input = child.stdin.take().unwrap();
-    if let Some(text) = stdin {
-        input.write_all(text.as_bytes()).unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// Runs the binary and waits at most `bound` for it to end by itself; a run that does
+/// not end is killed and the test fails.
+fn flakeid_within(args: &[&str], bound: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > bound {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} still running after {bound:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    drop(input);
     child.wait_with_output().unwrap()
 }
 
@@ -202,7 +233,7 @@ fn decode_streams_stdin_and_reports_bad_lines() {
 
 #[test]
 fn bad_input_is_a_message_and_a_nonzero_status() {
-    fails(&["decode", "12x"], None, "invalid character");
+    fails(&["decode", "12x"], None, "not an ID");
     fails(&["decode", "99999999999999999999"], None, "63 bits");
     fails(
         &[
@@ -325,4 +356,192 @@ fn layout_shows_whether_ids_are_javascript_safe() {
     assert!(table.contains("53 bits (JavaScript-safe)"), "{table}");
     let snow = ok(&["layout", "--json"]);
     assert_eq!(json_value(&snow, "javascript_safe"), "false");
+}
+
+/// Invalid UTF-8 is one bad line: every good line before and after it is decoded (all
+/// 5,000 before it, not the 4,096 of a full batch), it is reported with its number, and
+/// the exit status is 1 at the end. A UTF-8 byte order mark at the start is skipped.
+#[test]
+fn decode_keeps_every_good_line_around_bytes_that_are_not_utf8() {
+    let out = flakeid_bytes(
+        &["decode", "--json"],
+        b"2116500430648709162\n\xff\n2116500430648709163\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let ids: Vec<&str> = stdout.lines().map(|l| json_value(l, "id")).collect();
+    assert_eq!(ids, ["2116500430648709162", "2116500430648709163"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 2") && err.contains("not UTF-8"), "{err}");
+
+    let good = ok(&["gen", "-n", "5000", "--node", "3"]);
+    let mut input = good.clone().into_bytes();
+    input.extend_from_slice(b"\xc3\x28\n");
+    input.extend_from_slice(good.lines().next().unwrap().as_bytes());
+    let out = flakeid_bytes(&["decode", "--json"], &input);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 5001);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 5001"));
+
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(good.lines().next().unwrap().as_bytes());
+    let out = flakeid_bytes(&["decode", "--json"], &bom);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 1);
+}
+
+/// Every subcommand ends quietly (exit 0, nothing on stderr) when its reader has gone:
+/// `flakeid layout | head -1` and friends.
+#[test]
+fn a_closed_stdout_is_a_normal_end_for_every_subcommand() {
+    for args in [
+        &["layout"][..],
+        &["layout", "--json"],
+        &["compose", "--ticks", "1", "--node", "1"],
+        &["decode", "2116500430648709162"],
+        &["gen", "-n", "100000", "--node", "1"],
+        &["bench", "--seconds", "0.1"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader); // Every write now fails with EPIPE.
+        let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+/// What `gen --format json` and `decode --json` write, `decode` reads back.
+#[test]
+fn decode_reads_its_own_json_and_gens_json() {
+    let gen_json = ok(&["gen", "-n", "3", "--node", "4", "--format", "json"]);
+    let decoded = flakeid(&["decode", "--json"], Some(&gen_json));
+    assert!(decoded.status.success(), "{decoded:?}");
+    let first = String::from_utf8(decoded.stdout).unwrap();
+    assert_eq!(first.lines().count(), 3);
+    assert!(first.lines().all(|l| json_value(l, "node") == "4"));
+    // Its own output, and a numeric id field, decode to the same rows.
+    let again = ok_with(&["decode", "--json"], &first);
+    assert_eq!(again, first);
+    let numeric = ok_with(&["decode", "--json"], "{\"id\": 2116500430648709162}\n");
+    assert_eq!(json_value(&numeric, "worker"), "17");
+    fails(&["decode"], Some("{\"name\":1}\n"), "JSON without an ID");
+}
+
+fn ok_with(args: &[&str], stdin: &str) -> String {
+    let out = flakeid(args, Some(stdin));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every message says what to do.
+#[test]
+fn errors_say_what_to_do() {
+    fails(
+        &["gen", "--layout", "sonyflake_v1", "--node", "1"],
+        None,
+        "sonyflake-v1, js-safe",
+    );
+    fails(&["decode", "7ZZZZZZZZZZZ"], None, "13-character base32");
+    fails(&["decode", "1d5f51ed8fc7102a"], None, "--encoding hex");
+    fails(
+        &["gen", "--layout", "sonyflake", "--datacenter", "1", "--worker", "2"],
+        None,
+        "give --machine-id M or --node N",
+    );
+    fails(&["gen", "--machine-id", "5"], None, "Snowflake-ordered");
+    fails(&["compose", "--node", "1"], None, "--ticks");
+    fails(
+        &["compose", "--time", "2000-01-01T00:00:00Z", "--node", "1"],
+        None,
+        "before the layout's epoch 2010-11-04T01:42:54.657Z",
+    );
+    fails(&["gen", "--node", "-1"], None, "must be a non-negative integer");
+    fails(&["gen", "-n", "-5", "--node", "1"], None, "must be a non-negative integer");
+    let help = ok(&["gen", "--help"]);
+    assert!(help.contains("twitter") && help.contains("ignore case"), "{help}");
+}
+
+/// A bad line is echoed at most 80 characters; no table header without rows; an empty
+/// argument is skipped like a blank line.
+#[test]
+fn bad_lines_are_echoed_short_and_empty_input_is_skipped() {
+    let long = "x".repeat(1_000_000);
+    let out = fails(&["decode"], Some(&long), "line 1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 400, "{} bytes echoed", err.len());
+    assert!(err.contains("(1000000 bytes)"), "{err}");
+    assert!(out.stdout.is_empty(), "header without rows");
+    assert_eq!(ok(&["decode", ""]), "");
+    assert_eq!(ok_with(&["decode"], "\n  \n"), "");
+    let both = ok(&["decode", "", "2116500430648709162"]);
+    assert_eq!(both.lines().count(), 2, "header and one row: {both}");
+}
+
+/// Every time decode prints, compose reads back, also past 9999 (expanded years) and as
+/// Unix milliseconds; the layout report warns about what would surprise.
+#[test]
+fn decoded_times_compose_back_and_layout_warns() {
+    let far = "time=41,seq=12,node=10,unit=1s,epoch=2025-01-01T00:00:00Z";
+    let id = ok(&[
+        "compose", "--layout", far, "--time", "+71654-01-01T00:00:00Z", "--node", "1",
+    ]);
+    let line = ok(&["decode", "--layout", far, "--json", id.trim()]);
+    assert_eq!(json_value(&line, "time"), "+71654-01-01T00:00:00.000Z");
+    let back = ok(&[
+        "compose", "--layout", far, "--time", json_value(&line, "time"), "--node", "1",
+    ]);
+    assert_eq!(back, id);
+    let by_ms = ok(&[
+        "compose", "--layout", far, "--time", json_value(&line, "unix_ms"), "--node", "1",
+    ]);
+    assert_eq!(by_ms, id);
+
+    let out = flakeid(&["layout", "--layout", far], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("generators stop at 2554"), "{err}");
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("unit=1s"), "{table}");
+    let out = flakeid(&["layout", "--layout", "seq=12,node=10"], None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no epoch= given"));
+    let out = flakeid(&["layout", "--layout", "time=20,seq=1,node=1,epoch=2024-01-01T00:00:00Z"], None);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lifetime ended"));
+    let odd = ok(&["layout", "--layout", "seq=8,node=4,unit=3ms,epoch=2025-01-01T00:00:00.001Z", "--json"]);
+    assert_eq!(json_value(&odd, "ids_per_second_per_node"), "85333.33");
+    assert_eq!(json_value(&odd, "first_tick_starts"), "2025-01-01T00:00:00.000Z");
+    assert!(ok(&["layout", "--layout", "seq=8,node=4,unit=3ms,epoch=2025-01-01T00:00:00.001Z"])
+        .contains("tick 0 starts"));
+}
+
+/// The bench deadline holds on layouts that mint a few IDs per second: a 0.2 s run ends
+/// long before the 1,024 IDs it used to mint between two looks at the clock (17 minutes).
+#[test]
+fn bench_ends_on_time_on_slow_layouts() {
+    let bound = Duration::from_secs(30);
+    let out = flakeid_within(
+        &["bench", "--seconds", "0.2", "--layout", "time=40,seq=0,node=0,unit=1s,epoch=2025-01-01T00:00:00Z"],
+        bound,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = flakeid_within(
+        &[
+            "bench", "--sharded", "--threads", "3", "--seconds", "0.5", "--layout",
+            "time=40,seq=0,node=2,unit=1s,epoch=2025-01-01T00:00:00Z",
+        ],
+        bound,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let mut text = String::new();
+    out.stdout.as_slice().read_to_string(&mut text).unwrap();
+    assert!(text.contains("ids/s"), "{text}");
 }

@@ -148,9 +148,14 @@ fn continue_policy_keeps_counting_on_the_last_tick() {
     // Sequence used up an hour ahead of the clock: fails fast instead of sleeping an hour.
     let started = std::time::Instant::now();
     match g.next_id() {
-        Err(Error::WaitTooLong { needed, bound }) => {
+        Err(Error::WaitTooLong {
+            needed,
+            waited,
+            bound,
+        }) => {
             assert!(needed > Duration::from_secs(3599), "{needed:?}");
             assert_eq!(bound, Duration::from_millis(20));
+            assert!(waited <= bound, "{waited:?}");
         }
         other => panic!("{other:?}"),
     }
@@ -254,7 +259,8 @@ fn clock_before_the_epoch_is_an_error() {
     assert_eq!(
         g.next_id(),
         Err(Error::BeforeEpoch {
-            by: Duration::from_millis(5)
+            by: Duration::from_millis(5),
+            epoch_unix_ns: TWEPOCH_MS * 1_000_000,
         })
     );
 }

@@ -379,7 +379,9 @@ fn ids_on_the_coarse_clock_carry_the_time_within_the_lag() {
     let after = wall();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     for id in [ids[0], ids[100_000], ids[199_999]] {
-        let ms = layout.unix_ms_of(layout.decompose(id.get()).unwrap().ticks);
+        let ms = layout
+            .unix_ms_of(layout.decompose(id.get()).unwrap().ticks)
+            .unwrap();
         // The coarse reading lags by about one interval (1 ms); the bound allows for a
         // ticker that a loaded machine wakes late. It never leads.
         assert!(

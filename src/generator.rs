@@ -35,17 +35,19 @@ pub(crate) struct WaitBudget {
 /// Where threads waiting for a [`Lease`] to end sleep, so that they burn no core; the
 /// lease's drop wakes them. (Without `std` they yield-spin, bounded by `max_wait`.)
 ///
-/// The handshake: a waiter takes `lock`, counts itself in `waiting`, then checks the lease
-/// bit and sleeps on `wake` (which releases `lock`); the lease's drop clears the bit,
-/// then reads `waiting` and, if anyone is there, takes `lock` and wakes everyone. Both
-/// sides use `SeqCst`, so either the drop sees the waiter or the waiter sees the cleared
-/// bit; taking `lock` to notify means a counted waiter is already asleep. Sleeps are timed
-/// (the rest of the bound) all the same. Modelled in `loom-tests`, with the known-wrong
-/// order (read `waiting`, then clear) that loom catches.
+/// The handshake: a waiter takes `lock`, checks the lease bit and, if it is set, sleeps
+/// on `wake` (which releases `lock`); the lease's drop clears the bit, then takes `lock`
+/// and wakes everyone. Either the waiter held `lock` first, and is asleep before the drop
+/// can notify, or the drop did, and its cleared bit is visible once the waiter takes
+/// `lock`: no wake-up is lost, without leaning on `SeqCst`. (A waiter count that let the
+/// drop skip `lock` would need a store-load fence pairing; loom found the lost wake-up of
+/// that design under its model, so the drop takes the uncontended lock every time: tens
+/// of nanoseconds, once per lease.) Sleeps are timed (the rest of the bound) all the
+/// same. Modelled in `loom-tests`, with the known-wrong order (notify, then clear) that
+/// loom catches.
 #[cfg(feature = "std")]
 #[derive(Debug)]
 struct LeaseWaiters {
-    waiting: AtomicU64,
     lock: sync::Mutex<()>,
     wake: sync::Condvar,
 }
@@ -615,17 +617,9 @@ impl<C: Clock> Generator<C> {
         {
             let w = &self.lease_waiters;
             let guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
-            w.waiting.fetch_add(1, Ordering::SeqCst);
-            let guard = if self.state.load(Ordering::SeqCst) & state::LEASED != 0 {
-                match w.wake.wait_timeout(guard, left) {
-                    Ok((guard, _)) => guard,
-                    Err(e) => e.into_inner().0,
-                }
-            } else {
-                guard
-            };
-            w.waiting.fetch_sub(1, Ordering::SeqCst);
-            drop(guard);
+            if self.state.load(Ordering::Acquire) & state::LEASED != 0 {
+                drop(w.wake.wait_timeout(guard, left));
+            }
         }
         #[cfg(not(feature = "std"))]
         {
@@ -635,15 +629,13 @@ impl<C: Clock> Generator<C> {
         Ok(())
     }
 
-    /// After the lease bit was cleared: wakes the threads waiting for it, if any.
+    /// After the lease bit was cleared: wakes the threads waiting for it.
     fn wake_lease_waiters(&self) {
         #[cfg(feature = "std")]
         {
             let w = &self.lease_waiters;
-            if w.waiting.load(Ordering::SeqCst) != 0 {
-                let _guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
-                w.wake.notify_all();
-            }
+            let _guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            w.wake.notify_all();
         }
     }
 
@@ -905,11 +897,11 @@ impl<'g, C: Clock> Lease<'g, C> {
 impl<C: Clock> Drop for Lease<'_, C> {
     fn drop(&mut self) {
         let cell = &self.generator.state;
-        // Release (SeqCst includes it): whoever next acquires the word sees it after every
-        // store of the lease. SeqCst: see `LeaseWaiters` for the handshake with waiters.
+        // Release: whoever next acquires the word sees it after every store of the lease.
+        // Then the waiters are woken (see `LeaseWaiters`: clear first, then notify).
         cell.store(
             cell.load(Ordering::Relaxed) & !state::LEASED,
-            Ordering::SeqCst,
+            Ordering::Release,
         );
         self.generator.wake_lease_waiters();
     }
@@ -1105,7 +1097,6 @@ impl<C: Clock> GeneratorBuilder<C> {
             node,
             #[cfg(feature = "std")]
             lease_waiters: LeaseWaiters {
-                waiting: AtomicU64::new(0),
                 lock: sync::Mutex::new(()),
                 wake: sync::Condvar::new(),
             },

@@ -60,7 +60,7 @@
 //! let id = generator.next_id()?;
 //! let parts = layout.decompose(id.get())?;
 //! assert_eq!(layout.split_node(parts.node), (1, 7));
-//! println!("{id} was minted at Unix ms {}", layout.unix_ms_of(parts.ticks));
+//! println!("{id} was minted at Unix ms {}", layout.unix_ms_of(parts.ticks)?);
 //!
 //! // The worked example of the reference: 2026-10-31T12:00:00Z, dc 3, worker 17, seq 42.
 //! let ticks = layout.ticks_at(1_793_448_000_000 * 1_000_000)?;

@@ -33,7 +33,7 @@ fn generator(layout: Layout, policy: ClockPolicy, clock: &ManualClock) -> Genera
         .unwrap()
 }
 
-/// A generator that carries on after `last` and waits up to 5 s: for the cases where
+/// A generator that carries on after `last` (0: from scratch) and waits up to 5 s: for the cases where
 /// another thread moves the clock, so that a slow, loaded machine cannot turn a late
 /// wake-up into a failure.
 fn patient(
@@ -42,11 +42,10 @@ fn patient(
     clock: &ManualClock,
     last: u64,
 ) -> Generator<ManualClock> {
-    builder(layout, policy, clock)
-        .resume_after(last)
-        .max_wait(Duration::from_secs(5))
-        .build()
-        .unwrap()
+    let b = builder(layout, policy, clock).max_wait(Duration::from_secs(5));
+    // 0 means a fresh start (ID 0 is node 0's, not this node's).
+    let b = if last == 0 { b } else { b.resume_after(last) };
+    b.build().unwrap()
 }
 
 const POLICIES: [ClockPolicy; 3] = [
@@ -312,16 +311,132 @@ fn resume_after_a_restart_onto_a_rolled_back_clock() {
     let g = generator(tiny(), ClockPolicy::Reject, &clock);
     let last = g.next_id().unwrap();
     drop(g);
-    // The host restarts with its clock an hour behind.
+    let resumed = |clock: &ManualClock| {
+        Generator::builder(tiny())
+            .node(5)
+            .policy(ClockPolicy::Continue)
+            .max_wait(Duration::from_secs(1))
+            .resume_after(last.get())
+            .clock(clock.clone())
+            .build()
+    };
+    // The host restarts with its clock half a second behind: within the wait bound.
+    clock.step_back(Duration::from_millis(500));
+    let g = resumed(&clock).unwrap();
+    assert!(g.next_id().unwrap() > last);
+    // An hour behind: the generator could mint only the rest of the last tick and then
+    // fail every call for an hour, so `build` says so at once.
     clock.step_back(Duration::from_secs(3600));
-    let g = Generator::builder(tiny())
-        .node(5)
-        .policy(ClockPolicy::Continue)
-        .resume_after(last.get())
-        .clock(clock)
+    match resumed(&clock) {
+        Err(Error::ResumeAhead { ahead, bound }) => {
+            assert!(ahead > Duration::from_secs(3600), "{ahead:?}");
+            assert_eq!(bound, Duration::from_secs(1));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// `resume_after` refuses what would break its promise: another node's ID (whose
+/// successors on this node could be smaller), an ID of another layout or from a clock far
+/// ahead (dated decades from now), and `i64::MAX`.
+#[test]
+fn resume_after_refuses_ids_that_cannot_be_this_nodes_last() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let snowflake = Layout::snowflake();
+    let ticks = snowflake.ticks_at(i128::from(T0_MS) * 1_000_000).unwrap();
+    let other_node = snowflake.compose(ticks, 0, 6).unwrap();
+    let build = |layout: Layout, node: u64, last: u64| {
+        Generator::builder(layout)
+            .node(node)
+            .resume_after(last)
+            .clock(clock.clone())
+            .build()
+    };
+    assert_eq!(
+        build(snowflake, 5, other_node).unwrap_err(),
+        Error::ResumeOtherNode {
+            id_node: 6,
+            node: 5
+        }
+    );
+    // The same ID, on its own node, is fine, and the next ID is larger.
+    let g = build(snowflake, 6, other_node).unwrap();
+    assert!(g.next_id().unwrap().get() > other_node);
+    // i64::MAX on Snowflake: node 1023, the last tick of 2080.
+    assert!(matches!(
+        build(snowflake, 1023, i64::MAX as u64),
+        Err(Error::ResumeAhead { ahead, .. }) if ahead > Duration::from_secs(50 * 365 * 86_400)
+    ));
+    // A Snowflake ID handed to a Sonyflake generator reads as a time in the 2060s.
+    let sonyflake = Layout::sonyflake();
+    let node = sonyflake.decompose(2_116_500_430_648_709_162).unwrap().node;
+    assert!(matches!(
+        build(sonyflake, node, 2_116_500_430_648_709_162),
+        Err(Error::ResumeAhead { ahead, .. }) if ahead > Duration::from_secs(30 * 365 * 86_400)
+    ));
+    // An ID wider than the layout.
+    assert!(matches!(
+        build(Layout::javascript_safe(), 0, 1 << 60),
+        Err(Error::IdOutOfLayout { .. })
+    ));
+}
+
+/// `max_wait` bounds a whole batch call and a whole `ids` iterator, not each tick: on a
+/// layout of one ID per 100 ms tick, four IDs need at least 200 ms of waiting, more than
+/// the 150 ms bound, so the call returns fewer (it used to return all four, waiting up
+/// to 150 ms per tick).
+#[test]
+fn max_wait_bounds_the_whole_batch_call() {
+    let slow = Layout::builder()
+        .time_bits(40)
+        .sequence_bits(0)
+        .node_bits(0)
+        .unit(Duration::from_millis(100))
+        .epoch_unix_ms(TWEPOCH_MS)
         .build()
         .unwrap();
-    assert!(g.next_id().unwrap() > last);
+    let g = Generator::builder(slow)
+        .max_wait(Duration::from_millis(150))
+        .build()
+        .unwrap();
+    let mut batch = [flakeid::Id::default(); 4];
+    let n = g.next_ids(&mut batch).unwrap();
+    assert!((1..4).contains(&n), "{n} IDs");
+    assert!(batch[..n].windows(2).all(|w| w[0] < w[1]));
+
+    let results: Vec<_> = g.ids(4).collect();
+    let minted = results.iter().filter(|r| r.is_ok()).count();
+    assert!(minted < 4, "{results:?}");
+    match results.last() {
+        Some(Err(Error::WaitTooLong {
+            needed,
+            waited,
+            bound,
+        })) => {
+            assert_eq!(*bound, Duration::from_millis(150));
+            assert!(*waited <= *bound && *waited + *needed > *bound, "{results:?}");
+            let message = results.last().unwrap().as_ref().unwrap_err().to_string();
+            assert!(message.contains("waited") && message.contains("retry"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The ordering rule `ids` documents: a run is reserved at once, so an ID minted between
+/// two items of the iterator is larger than the rest of the run.
+#[test]
+fn an_ids_run_is_reserved_before_later_single_mints() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = generator(Layout::snowflake(), ClockPolicy::Continue, &clock);
+    let mut ids = g.ids(10);
+    let a = ids.next().unwrap().unwrap();
+    let b = g.next_id().unwrap();
+    let c = ids.next().unwrap().unwrap();
+    assert!(a < c && c < b, "{a} {b} {c}");
+    // The iterator's own IDs strictly increase, and the next run comes after b.
+    let rest: Vec<_> = ids.map(Result::unwrap).collect();
+    assert_eq!(rest.len(), 8);
+    assert!(rest.windows(2).all(|w| w[0] < w[1]) && rest[0] > c);
 }
 
 /// Two threads, one generator, the real clock and the real Snowflake layout: 2,000,000 IDs

@@ -4,6 +4,7 @@ mod common;
 use common::*;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
@@ -239,17 +240,74 @@ fn a_lease_excludes_everyone_else_and_continues_the_sequence() {
     assert_eq!(g.last_id(), f);
 }
 
+/// A thread that meets a lease waits for it to end (it does not fail, and does not mint
+/// past it), then mints after the lease's IDs.
 #[test]
 fn a_lease_ending_lets_waiting_threads_through() {
-    let g = Arc::new(Generator::builder(wide()).node(2).build().unwrap());
+    let g = Arc::new(
+        Generator::builder(wide())
+            .node(2)
+            .max_wait(Duration::from_secs(5))
+            .build()
+            .unwrap(),
+    );
+    let mut lease = g.lease().unwrap();
+    let leased = lease.next_id().unwrap();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (g, dropped) = (g.clone(), dropped.clone());
+        std::thread::spawn(move || {
+            let id = g.next_id();
+            (id, dropped.load(Ordering::SeqCst))
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    dropped.store(true, Ordering::SeqCst);
+    drop(lease);
+    let (id, after_drop) = waiter.join().unwrap();
+    assert!(after_drop, "the waiter returned while the lease was held");
+    assert!(id.unwrap() > leased);
+}
+
+/// A thread waiting for a lease sleeps: over a 300 ms lease it uses a small share of a
+/// core (a yield-spinning waiter uses most of one). Reads the thread's CPU time from
+/// Linux's schedstat; elsewhere it says so and checks only that the wait ends.
+#[test]
+fn a_thread_waiting_for_a_lease_burns_no_core() {
+    fn thread_cpu_ns() -> Option<u64> {
+        let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+    let g = Arc::new(
+        Generator::builder(wide())
+            .node(2)
+            .max_wait(Duration::from_secs(5))
+            .build()
+            .unwrap(),
+    );
     let lease = g.lease().unwrap();
     let waiter = {
         let g = g.clone();
-        std::thread::spawn(move || g.next_id())
+        std::thread::spawn(move || {
+            let before = thread_cpu_ns();
+            let started = std::time::Instant::now();
+            let id = g.next_id();
+            let wall = started.elapsed();
+            let cpu = before.zip(thread_cpu_ns()).map(|(b, a)| a - b);
+            (id, wall, cpu)
+        })
     };
-    std::thread::sleep(Duration::from_millis(20));
+    std::thread::sleep(Duration::from_millis(300));
     drop(lease);
-    assert!(waiter.join().unwrap().is_ok());
+    let (id, wall, cpu) = waiter.join().unwrap();
+    id.unwrap();
+    match cpu {
+        Some(cpu) => assert!(
+            cpu < wall.as_nanos() as u64 / 4,
+            "the waiter used {cpu} ns of CPU over {wall:?}"
+        ),
+        None => println!("no /proc/thread-self/schedstat here: CPU time not checked"),
+    }
 }
 
 #[test]

@@ -283,3 +283,105 @@ fn a_load_then_store_generator_is_caught() {
         "failed for another reason: {message}"
     );
 }
+
+/// A thread that meets a lease sleeps on the generator's condition variable until the
+/// lease's drop wakes it (loom's timed waits never time out, so a lost wake-up is a
+/// deadlock loom reports). In every interleaving the waiter gets through, after the
+/// lease's IDs.
+#[test]
+fn a_lease_drop_wakes_the_waiting_thread() {
+    model("lease waiter parks and is woken", || {
+        let clock = ManualClock::from_unix_ms(T0_MS);
+        let layout = Layout::builder()
+            .time_bits(20)
+            .sequence_bits(3)
+            .node_bits(1)
+            .epoch_unix_ms(0)
+            .build()
+            .unwrap();
+        let g = Arc::new(
+            Generator::builder(layout)
+                .node(0)
+                .max_wait(Duration::from_secs(3600))
+                .clock(clock)
+                .build()
+                .unwrap(),
+        );
+        let mut lease = g.lease().unwrap();
+        let waiter = {
+            let g = Arc::clone(&g);
+            thread::spawn(move || g.next_id().unwrap().get())
+        };
+        let leased = lease.next_id().unwrap().get();
+        drop(lease);
+        let waited = waiter.join().unwrap();
+        assert!(waited > leased, "{waited} after {leased}");
+    });
+}
+
+/// The models bite: the lease handshake in the wrong order (wake the waiters, then clear
+/// the lease bit) loses a wake-up, and loom finds the interleaving where the waiter
+/// sleeps forever. Loom reports a deadlock by panicking inside the blocked threads, which
+/// aborts the process, so the broken model runs in a child process of this test binary
+/// and the test reads its verdict.
+#[test]
+fn a_wake_before_clear_lease_is_caught() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "wake_before_clear_model", "--nocapture"])
+        .env("FLAKEID_LOOM_RUN_BROKEN", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "loom must find the lost wake-up of a wake-then-clear lease drop"
+    );
+    assert!(
+        stderr.contains("deadlock"),
+        "failed for another reason: {stderr}"
+    );
+}
+
+/// The broken handshake itself; runs only in the child process started above.
+#[test]
+fn wake_before_clear_model() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    use loom::sync::{Condvar, Mutex};
+
+    if std::env::var_os("FLAKEID_LOOM_RUN_BROKEN").is_none() {
+        return;
+    }
+    struct Broken {
+        leased: AtomicBool,
+        lock: Mutex<()>,
+        wake: Condvar,
+    }
+    impl Broken {
+        fn wait_for_lease(&self) {
+            let guard = self.lock.lock().unwrap();
+            if self.leased.load(Ordering::Acquire) {
+                drop(self.wake.wait(guard).unwrap());
+            }
+        }
+        fn drop_lease(&self) {
+            {
+                let _guard = self.lock.lock().unwrap();
+                self.wake.notify_all();
+            }
+            self.leased.store(false, Ordering::Release); // the bug: cleared after the wake
+        }
+    }
+    loom::model(|| {
+        let b = Arc::new(Broken {
+            leased: AtomicBool::new(true),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        });
+        let waiter = {
+            let b = Arc::clone(&b);
+            thread::spawn(move || b.wait_for_lease())
+        };
+        b.drop_lease();
+        waiter.join().unwrap();
+    });
+}

@@ -38,7 +38,7 @@ fn per_id_loop(layout: &Layout, ids: &[u64], c: &mut Cols) {
     for (i, &id) in ids.iter().enumerate() {
         let p = layout.decompose(id).unwrap();
         t[i] = p.ticks;
-        m[i] = layout.unix_ms_of(p.ticks);
+        m[i] = layout.unix_ms_of(p.ticks).unwrap_or_default();
         s[i] = p.sequence;
         n[i] = p.node;
     }

@@ -2,7 +2,7 @@
 //! the sequence slots of each tick a generator actually fills when it mints flat out.
 //!
 //! Run: `cargo bench --bench sustained` (about 8 s). Prints a Markdown table and writes it
-//! to `target/sustained.md` for `scripts/bench_report.py`.
+//! to `$CARGO_TARGET_DIR/sustained.md` (`target/` by default) for `scripts/bench_report.py`.
 //!
 //! Two figures per row:
 //! - *slots used*: IDs minted in the ticks the run covered completely, over the slots
@@ -139,8 +139,14 @@ fn main() {
         );
     }
     print!("{table}");
-    let _ = std::fs::create_dir_all("target");
-    if let Err(e) = std::fs::write("target/sustained.md", &table) {
-        eprintln!("could not write target/sustained.md: {e}");
+    // Beside criterion's results: $CARGO_TARGET_DIR, or target/ (benches run from the
+    // package root).
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into()),
+    );
+    let path = dir.join("sustained.md");
+    let _ = std::fs::create_dir_all(&dir);
+    if let Err(e) = std::fs::write(&path, &table) {
+        eprintln!("could not write {}: {e}", path.display());
     }
 }

@@ -6,11 +6,15 @@ Usage: python3 scripts/bench_report.py > /tmp/tables.md   (writes docs/mint.svg 
 Needs only the Python standard library.
 """
 import json
+import os
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRITERION = ROOT / "target" / "criterion"
+# Where cargo put its output: $CARGO_TARGET_DIR (relative to the repository, as cargo reads
+# it when run from there) or target/.
+TARGET = ROOT / os.environ.get("CARGO_TARGET_DIR", "target")
+CRITERION = TARGET / "criterion"
 
 
 def load():
@@ -85,14 +89,14 @@ def svg(groups, out):
 def main():
     groups = load()
     if not groups:
-        sys.exit("no criterion results under target/criterion: run `cargo bench --bench mint` first")
+        sys.exit(f"no criterion results under {CRITERION}: run `cargo bench --bench mint` first")
     out = ""
     out += table(groups, "clock", "flakeid", ["quanta raw (flakeid MonotonicClock)"])
     out += table(groups, "hot_path", "flakeid", ["ferroid Atomic", "ferroid Basic (not Sync)", "snowflake_me"])
     out += table(groups, "batch_4096", "flakeid", ["snowflake_me next_ids_into"])
     for t in (1, 2, 4):
         out += table(groups, f"contention/{t}", "flakeid", ["ferroid Atomic", "snowflake_me"])
-    sustained = ROOT / "target" / "sustained.md"
+    sustained = TARGET / "sustained.md"
     if sustained.exists():
         out += "### sustained (real layouts)\n\n" + sustained.read_text() + "\n"
     print(out, end="")

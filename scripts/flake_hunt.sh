@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test binary (all features) ROUNDS times, optionally with LOAD busy processes
-# competing for the cores, and saves the output of each failure in target/flake-hunt/.
+# competing for the cores, and saves the output of each failure in
+# ${CARGO_TARGET_DIR:-target}/flake-hunt/.
 # A test that fails here only under load is timing-sensitive: fix the test or the code,
 # never the bound alone.
 #
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-10}
 load=${2:-0}
-out=target/flake-hunt
+out=${CARGO_TARGET_DIR:-target}/flake-hunt
 mkdir -p "$out"
 mapfile -t bins < <(cargo test --all-features --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json,sys

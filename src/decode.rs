@@ -441,7 +441,9 @@ mod x86 {
         if plan.unit_ms.is_none() && !out.unix_ms.is_null() {
             for (row, &id) in ids[..done].iter().enumerate() {
                 // SAFETY: `row < ids.len()`, the column's length.
-                unsafe { *out.unix_ms.add(row) = layout.unix_ms_of_unchecked(id >> plan.time_shift) };
+                unsafe {
+                    *out.unix_ms.add(row) = layout.unix_ms_of_unchecked(id >> plan.time_shift)
+                };
             }
         }
         bad

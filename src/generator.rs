@@ -59,7 +59,7 @@ use crate::node;
 use crate::state::{self, ClockPolicy, Shape, Step};
 use crate::sync::{self, AtomicU64, Ordering};
 
-/// The default bound on any wait: sequence exhaustion or a clock that is behind.
+/// The default bound on the waits of one call (see [`GeneratorBuilder::max_wait`]).
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(1);
 
 /// The longest back-off after lost CAS races: 2^BACKOFF_CAP spin hints.
@@ -1002,8 +1002,13 @@ impl<C> GeneratorBuilder<C> {
         self
     }
 
-    /// The bound on any wait (default [`DEFAULT_MAX_WAIT`]); `Duration::ZERO` never waits
-    /// for the clock.
+    /// The bound on the total time one call waits (default [`DEFAULT_MAX_WAIT`]): all the
+    /// waits of one [`Generator::next_id`] or [`Generator::next_ids`] call, or of one
+    /// [`Generator::ids`] iterator, together, whether for the next tick, a clock behind
+    /// under [`ClockPolicy::Wait`], or another thread's lease. A wait known to be too
+    /// long fails at once with [`Error::WaitTooLong`]. `Duration::ZERO` never waits for
+    /// the clock. Also the furthest ahead of the clock [`GeneratorBuilder::resume_after`]
+    /// accepts.
     pub fn max_wait(mut self, bound: Duration) -> Self {
         self.max_wait = bound;
         self

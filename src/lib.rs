@@ -22,14 +22,16 @@
 //!
 //! - **Unique**: a [`Generator`] hands out each (tick, sequence) pair once, by
 //!   compare-and-swap on one packed `AtomicU64`; distinct node ids make generators disjoint.
-//! - **Strictly increasing per generator**, from every thread's point of view, whatever the
-//!   clock does.
+//! - **Strictly increasing per generator, in the order IDs are reserved**, whatever the
+//!   clock does: each `next_id` reserves one ID, each `next_ids` slice and each run of an
+//!   [`Ids`] iterator are reserved at once (see [`Generator::ids`] for the one surprise).
 //! - **Sequence exhausted**: the call waits for the next tick (sleeping while far, spinning
 //!   at the boundary), then mints with sequence 0. [`Generator::try_next_id`] returns
 //!   [`Error::WouldBlock`] with the wait instead.
 //! - **Clock behind the last tick**: chosen by [`ClockPolicy`]: reject (Snowflake), continue
-//!   on the last tick (Sonyflake, the default), or wait. Every wait is bounded
-//!   ([`GeneratorBuilder::max_wait`]); the default clock is monotonic ([`MonotonicClock`]),
+//!   on the last tick (Sonyflake, the default), or wait. [`GeneratorBuilder::max_wait`]
+//!   bounds all the waits of one call together (a batch returns what it minted when the
+//!   bound would pass); the default clock is monotonic ([`MonotonicClock`]),
 //!   so an NTP step inside the process never moves it backwards. After a restart,
 //!   [`GeneratorBuilder::resume_after`] continues past a persisted last ID.
 //! - **Lifetime**: past the layout's last tick every call fails with
@@ -123,8 +125,8 @@ pub use id::Id;
 #[cfg(feature = "std")]
 pub use layout::SonyflakeSettings;
 pub use layout::{
-    CLOCK_END_UNIX_NS, JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts, SONYFLAKE_V1_EPOCH_MS,
-    SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
+    CLOCK_END_UNIX_NS, JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts,
+    SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
 };
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use sharded::{ShardedBuilder, ShardedGenerator};

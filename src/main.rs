@@ -772,7 +772,11 @@ fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
         ));
     }
     let custom = text.contains('=');
-    if custom && !text.split(',').any(|kv| kv.trim_start().starts_with("epoch")) {
+    if custom
+        && !text
+            .split(',')
+            .any(|kv| kv.trim_start().starts_with("epoch"))
+    {
         warnings.push(format!(
             "no epoch= given: ticks count from 1970-01-01T00:00:00Z, so the layout ends at {end}; \
              give epoch=<a recent time> to have the whole lifetime ahead"

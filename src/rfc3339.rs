@@ -8,7 +8,7 @@
 //! layout with a 1 s unit ends in the year 71654), so years outside that range are written
 //! and read in ISO 8601's expanded form: a sign and at least four digits, as in
 //! `+71654-01-01T00:00:00Z` or `-0001-12-31T00:00:00Z`. [`parse`] reads both forms, and
-//! what [`write`] writes reads back to the same instant.
+//! what [`write()`] writes reads back to the same instant.
 
 use core::fmt::{self, Write};
 
@@ -85,7 +85,7 @@ pub fn write(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
 }
 
 /// A displayable RFC 3339 timestamp for a count of Unix nanoseconds (any `i128`; see
-/// [`write`] for years past 9999 or before 0000).
+/// [`write()`] for years past 9999 or before 0000).
 #[derive(Debug, Clone, Copy)]
 pub struct Timestamp(pub i128);
 
@@ -137,7 +137,7 @@ fn year(s: &[u8]) -> Result<(i128, usize), Error> {
 
 /// Parses an RFC 3339 timestamp (`2026-10-31T12:00:00Z`, fractions of a second and
 /// `+HH:MM` offsets allowed) into Unix nanoseconds. Years outside 0000..=9999 are read in
-/// the expanded form [`write`] uses (`+71654-01-01T00:00:00Z`); an instant too far out for
+/// the expanded form [`write()`] uses (`+71654-01-01T00:00:00Z`); an instant too far out for
 /// an `i128` of nanoseconds is an error, never a wrapped value.
 pub fn parse(text: &str) -> Result<i128, Error> {
     let s = text.trim().as_bytes();
@@ -253,8 +253,14 @@ mod tests {
         assert_eq!(fmt(far), "+71654-01-01T00:00:00.000Z");
         let bc = parse("-0001-12-31T00:00:00Z").unwrap();
         assert_eq!(fmt(bc), "-0001-12-31T00:00:00.000Z");
-        assert_eq!(fmt(parse("0000-01-01T00:00:00Z").unwrap()), "0000-01-01T00:00:00.000Z");
-        assert_eq!(fmt(parse("+10000-01-01T00:00:00Z").unwrap()), "+10000-01-01T00:00:00.000Z");
+        assert_eq!(
+            fmt(parse("0000-01-01T00:00:00Z").unwrap()),
+            "0000-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            fmt(parse("+10000-01-01T00:00:00Z").unwrap()),
+            "+10000-01-01T00:00:00.000Z"
+        );
         for ns in [i128::MAX, i128::MIN, i128::MAX - 1, i128::MIN + 1, 0, -1, 1] {
             let text = fmt(ns);
             assert!(text.ends_with('Z'), "{text}");
@@ -265,8 +271,16 @@ mod tests {
             }
         }
         // i128::MAX is about 5.4e21 years after 1970, never a negative year.
-        assert!(fmt(i128::MAX).starts_with("+5391559471918239"), "{}", fmt(i128::MAX));
-        assert!(fmt(i128::MIN).starts_with("-5391559471918239"), "{}", fmt(i128::MIN));
+        assert!(
+            fmt(i128::MAX).starts_with("+5391559471918239"),
+            "{}",
+            fmt(i128::MAX)
+        );
+        assert!(
+            fmt(i128::MIN).starts_with("-5391559471918239"),
+            "{}",
+            fmt(i128::MIN)
+        );
         // Too far out for i128 nanoseconds: an error, not a wrapped value.
         assert_eq!(
             parse("+9999999999999999999999-01-01T00:00:00Z"),

@@ -386,7 +386,11 @@ fn decode_keeps_every_good_line_around_bytes_that_are_not_utf8() {
     let mut bom = b"\xEF\xBB\xBF".to_vec();
     bom.extend_from_slice(good.lines().next().unwrap().as_bytes());
     let out = flakeid_bytes(&["decode", "--json"], &bom);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 1);
 }
 
@@ -455,7 +459,15 @@ fn errors_say_what_to_do() {
     fails(&["decode", "7ZZZZZZZZZZZ"], None, "13-character base32");
     fails(&["decode", "1d5f51ed8fc7102a"], None, "--encoding hex");
     fails(
-        &["gen", "--layout", "sonyflake", "--datacenter", "1", "--worker", "2"],
+        &[
+            "gen",
+            "--layout",
+            "sonyflake",
+            "--datacenter",
+            "1",
+            "--worker",
+            "2",
+        ],
         None,
         "give --machine-id M or --node N",
     );
@@ -466,10 +478,21 @@ fn errors_say_what_to_do() {
         None,
         "before the layout's epoch 2010-11-04T01:42:54.657Z",
     );
-    fails(&["gen", "--node", "-1"], None, "must be a non-negative integer");
-    fails(&["gen", "-n", "-5", "--node", "1"], None, "must be a non-negative integer");
+    fails(
+        &["gen", "--node", "-1"],
+        None,
+        "must be a non-negative integer",
+    );
+    fails(
+        &["gen", "-n", "-5", "--node", "1"],
+        None,
+        "must be a non-negative integer",
+    );
     let help = ok(&["gen", "--help"]);
-    assert!(help.contains("twitter") && help.contains("ignore case"), "{help}");
+    assert!(
+        help.contains("twitter") && help.contains("ignore case"),
+        "{help}"
+    );
 }
 
 /// A bad line is echoed at most 80 characters; no table header without rows; an empty
@@ -494,16 +517,34 @@ fn bad_lines_are_echoed_short_and_empty_input_is_skipped() {
 fn decoded_times_compose_back_and_layout_warns() {
     let far = "time=41,seq=12,node=10,unit=1s,epoch=2025-01-01T00:00:00Z";
     let id = ok(&[
-        "compose", "--layout", far, "--time", "+71654-01-01T00:00:00Z", "--node", "1",
+        "compose",
+        "--layout",
+        far,
+        "--time",
+        "+71654-01-01T00:00:00Z",
+        "--node",
+        "1",
     ]);
     let line = ok(&["decode", "--layout", far, "--json", id.trim()]);
     assert_eq!(json_value(&line, "time"), "+71654-01-01T00:00:00.000Z");
     let back = ok(&[
-        "compose", "--layout", far, "--time", json_value(&line, "time"), "--node", "1",
+        "compose",
+        "--layout",
+        far,
+        "--time",
+        json_value(&line, "time"),
+        "--node",
+        "1",
     ]);
     assert_eq!(back, id);
     let by_ms = ok(&[
-        "compose", "--layout", far, "--time", json_value(&line, "unix_ms"), "--node", "1",
+        "compose",
+        "--layout",
+        far,
+        "--time",
+        json_value(&line, "unix_ms"),
+        "--node",
+        "1",
     ]);
     assert_eq!(by_ms, id);
 
@@ -514,13 +555,34 @@ fn decoded_times_compose_back_and_layout_warns() {
     assert!(table.contains("unit=1s"), "{table}");
     let out = flakeid(&["layout", "--layout", "seq=12,node=10"], None);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no epoch= given"));
-    let out = flakeid(&["layout", "--layout", "time=20,seq=1,node=1,epoch=2024-01-01T00:00:00Z"], None);
+    let out = flakeid(
+        &[
+            "layout",
+            "--layout",
+            "time=20,seq=1,node=1,epoch=2024-01-01T00:00:00Z",
+        ],
+        None,
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("lifetime ended"));
-    let odd = ok(&["layout", "--layout", "seq=8,node=4,unit=3ms,epoch=2025-01-01T00:00:00.001Z", "--json"]);
+    let odd = ok(&[
+        "layout",
+        "--layout",
+        "seq=8,node=4,unit=3ms,epoch=2025-01-01T00:00:00.001Z",
+        "--json",
+    ]);
     assert_eq!(json_value(&odd, "ids_per_second_per_node"), "85333.33");
-    assert_eq!(json_value(&odd, "first_tick_starts"), "2025-01-01T00:00:00.000Z");
-    assert!(ok(&["layout", "--layout", "seq=8,node=4,unit=3ms,epoch=2025-01-01T00:00:00.001Z"])
-        .contains("tick 0 starts"));
+    assert_eq!(
+        json_value(&odd, "first_tick_starts"),
+        "2025-01-01T00:00:00.000Z"
+    );
+    assert!(
+        ok(&[
+            "layout",
+            "--layout",
+            "seq=8,node=4,unit=3ms,epoch=2025-01-01T00:00:00.001Z"
+        ])
+        .contains("tick 0 starts")
+    );
 }
 
 /// The bench deadline holds on layouts that mint a few IDs per second: a 0.2 s run ends
@@ -529,13 +591,25 @@ fn decoded_times_compose_back_and_layout_warns() {
 fn bench_ends_on_time_on_slow_layouts() {
     let bound = Duration::from_secs(30);
     let out = flakeid_within(
-        &["bench", "--seconds", "0.2", "--layout", "time=40,seq=0,node=0,unit=1s,epoch=2025-01-01T00:00:00Z"],
+        &[
+            "bench",
+            "--seconds",
+            "0.2",
+            "--layout",
+            "time=40,seq=0,node=0,unit=1s,epoch=2025-01-01T00:00:00Z",
+        ],
         bound,
     );
     assert!(out.status.success(), "{out:?}");
     let out = flakeid_within(
         &[
-            "bench", "--sharded", "--threads", "3", "--seconds", "0.5", "--layout",
+            "bench",
+            "--sharded",
+            "--threads",
+            "3",
+            "--seconds",
+            "0.5",
+            "--layout",
             "time=40,seq=0,node=2,unit=1s,epoch=2025-01-01T00:00:00Z",
         ],
         bound,

@@ -414,9 +414,15 @@ fn max_wait_bounds_the_whole_batch_call() {
             bound,
         })) => {
             assert_eq!(*bound, Duration::from_millis(150));
-            assert!(*waited <= *bound && *waited + *needed > *bound, "{results:?}");
+            assert!(
+                *waited <= *bound && *waited + *needed > *bound,
+                "{results:?}"
+            );
             let message = results.last().unwrap().as_ref().unwrap_err().to_string();
-            assert!(message.contains("waited") && message.contains("retry"), "{message}");
+            assert!(
+                message.contains("waited") && message.contains("retry"),
+                "{message}"
+            );
         }
         other => panic!("{other:?}"),
     }

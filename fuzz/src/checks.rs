@@ -129,7 +129,11 @@ pub fn decode(data: &[u8]) -> bool {
                         [p.ticks, p.sequence, p.node],
                         "row {i}"
                     );
-                    assert_eq!(Ok(oracle[1][i]), layout.unix_ms_of(p.ticks), "row {i} unix_ms");
+                    assert_eq!(
+                        Ok(oracle[1][i]),
+                        layout.unix_ms_of(p.ticks),
+                        "row {i} unix_ms"
+                    );
                 }
                 assert_eq!(layout.compose(p.ticks, p.sequence, p.node), Ok(id));
             }

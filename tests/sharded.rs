@@ -301,6 +301,7 @@ fn a_thread_waiting_for_a_lease_burns_no_core() {
     drop(lease);
     let (id, wall, cpu) = waiter.join().unwrap();
     id.unwrap();
+    println!("waited {wall:?}, on the CPU for {cpu:?} ns");
     match cpu {
         Some(cpu) => assert!(
             cpu < wall.as_nanos() as u64 / 4,

@@ -185,27 +185,31 @@ fn sharded_with_more_threads_than_shards() {
     });
 }
 
+/// Eight IDs per tick, and waits (for a lease) that never give up.
+fn leasable() -> Arc<Generator<ManualClock>> {
+    let layout = Layout::builder()
+        .time_bits(20)
+        .sequence_bits(3)
+        .node_bits(1)
+        .epoch_unix_ms(0)
+        .build()
+        .unwrap();
+    Arc::new(
+        Generator::builder(layout)
+            .node(0)
+            .max_wait(Duration::from_secs(3600))
+            .clock(ManualClock::from_unix_ms(T0_MS))
+            .build()
+            .unwrap(),
+    )
+}
+
 /// A lease (plain stores) against shared minting (CAS) and a second lease attempt: the
 /// lease bit keeps every CAS out while the lease holder stores.
 #[test]
 fn a_lease_races_shared_minting() {
     model("lease vs shared", || {
-        let clock = ManualClock::from_unix_ms(T0_MS);
-        let layout = Layout::builder()
-            .time_bits(20)
-            .sequence_bits(3)
-            .node_bits(1)
-            .epoch_unix_ms(0)
-            .build()
-            .unwrap();
-        let g = Arc::new(
-            Generator::builder(layout)
-                .node(0)
-                .max_wait(Duration::from_secs(3600))
-                .clock(clock)
-                .build()
-                .unwrap(),
-        );
+        let g = leasable();
         let shared = {
             let g = Arc::clone(&g);
             thread::spawn(move || {
@@ -291,22 +295,7 @@ fn a_load_then_store_generator_is_caught() {
 #[test]
 fn a_lease_drop_wakes_the_waiting_thread() {
     model("lease waiter parks and is woken", || {
-        let clock = ManualClock::from_unix_ms(T0_MS);
-        let layout = Layout::builder()
-            .time_bits(20)
-            .sequence_bits(3)
-            .node_bits(1)
-            .epoch_unix_ms(0)
-            .build()
-            .unwrap();
-        let g = Arc::new(
-            Generator::builder(layout)
-                .node(0)
-                .max_wait(Duration::from_secs(3600))
-                .clock(clock)
-                .build()
-                .unwrap(),
-        );
+        let g = leasable();
         let mut lease = g.lease().unwrap();
         let waiter = {
             let g = Arc::clone(&g);

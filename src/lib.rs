@@ -119,6 +119,7 @@ pub use clock::NoClock;
 pub use clock::{MonotonicClock, SystemClock};
 pub use encoding::Encoding;
 pub use error::{Error, Field, ParseErrorKind};
+pub use generator::ClockPolicy;
 #[cfg(target_has_atomic = "64")]
 pub use generator::{DEFAULT_MAX_WAIT, DefaultClock, Generator, GeneratorBuilder, Ids, Lease};
 pub use id::Id;
@@ -130,7 +131,6 @@ pub use layout::{
 };
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use sharded::{ShardedBuilder, ShardedGenerator};
-pub use state::ClockPolicy;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

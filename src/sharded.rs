@@ -7,10 +7,10 @@ use core::time::Duration;
 
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
+use crate::generator::ClockPolicy;
 use crate::generator::{DEFAULT_MAX_WAIT, Generator, Ids};
 use crate::id::Id;
 use crate::layout::Layout;
-use crate::state::ClockPolicy;
 
 /// N [`Generator`]s of one layout, one per shard, each with its own node id from a block
 /// the caller hands over (for Snowflake, a range of worker ids in one datacenter; for

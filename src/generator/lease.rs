@@ -1,0 +1,228 @@
+//! [`Lease`]: one caller mints alone, with plain stores; everyone else sleeps until it
+//! ends (bounded).
+
+use super::{DefaultClock, Generator, WaitBudget};
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::id::Id;
+use crate::state;
+use crate::sync::{self, Ordering};
+
+/// Where threads waiting for a [`Lease`] to end sleep, so that they burn no core; the
+/// lease's drop wakes them. (Without `std` they yield-spin, bounded by `max_wait`.)
+///
+/// The handshake: a waiter takes `lock`, checks the lease bit and, if it is set, sleeps
+/// on `wake` (which releases `lock`); the lease's drop clears the bit, then takes `lock`
+/// and wakes everyone. Either the waiter held `lock` first, and is asleep before the drop
+/// can notify, or the drop did, and its cleared bit is visible once the waiter takes
+/// `lock`: no wake-up is lost, without leaning on `SeqCst`. (A waiter count that let the
+/// drop skip `lock` would need a store-load fence pairing; loom found the lost wake-up of
+/// that design under its model, so the drop takes the uncontended lock every time: tens
+/// of nanoseconds, once per lease.) Sleeps are timed (the rest of the bound) all the
+/// same. Modelled in `loom-tests`, with the known-wrong order (notify, then clear) that
+/// loom catches.
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub(super) struct LeaseWaiters {
+    pub(super) lock: sync::Mutex<()>,
+    pub(super) wake: sync::Condvar,
+}
+
+impl<C: Clock> Generator<C> {
+    /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
+    /// it mints with a plain load and store instead of a compare-and-swap (about the
+    /// cost of a non-thread-safe generator), and other callers of this generator wait
+    /// (bounded by `max_wait`, then [`Error::Leased`]). Meant for a thread that owns a
+    /// shard, e.g. one pinned to a core (see [`crate::ShardedGenerator`]).
+    ///
+    /// Fails with [`Error::Leased`] if it is already leased. The lease is one bit of the
+    /// state word, set and cleared by compare-and-swap and store, so IDs stay unique and
+    /// increasing across leases and shared use.
+    pub fn lease(&self) -> Result<Lease<'_, C>, Error> {
+        let mut word = self.state.load(Ordering::Acquire);
+        loop {
+            if word & state::LEASED != 0 {
+                return Err(Error::Leased);
+            }
+            match self.state.compare_exchange_weak(
+                word,
+                word | state::LEASED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(Lease::new(self, word)),
+                Err(actual) => word = actual,
+            }
+        }
+    }
+
+    /// Whether a [`Lease`] is held on this generator right now.
+    pub fn is_leased(&self) -> bool {
+        self.state.load(Ordering::Acquire) & state::LEASED != 0
+    }
+
+    /// Waits for another thread's lease to end (asleep, with `std`); fails once
+    /// `max_wait` is spent.
+    #[cold]
+    pub(super) fn wait_for_lease(&self, budget: &mut WaitBudget) -> Result<(), Error> {
+        let spent = self.waited(budget);
+        let Some(left) = self.max_wait.checked_sub(spent).filter(|l| !l.is_zero()) else {
+            return Err(Error::Leased);
+        };
+        #[cfg(feature = "std")]
+        {
+            let w = &self.lease_waiters;
+            let guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            if self.state.load(Ordering::Acquire) & state::LEASED != 0 {
+                drop(w.wake.wait_timeout(guard, left));
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = left;
+            sync::yield_now();
+        }
+        Ok(())
+    }
+
+    /// After the lease bit was cleared: wakes the threads waiting for it.
+    pub(super) fn wake_lease_waiters(&self) {
+        #[cfg(feature = "std")]
+        {
+            let w = &self.lease_waiters;
+            let _guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            w.wake.notify_all();
+        }
+    }
+}
+
+/// Exclusive use of a [`Generator`] (see [`Generator::lease`]): mints without a
+/// compare-and-swap. Dropping it hands the generator back to everyone.
+///
+/// ```
+/// use flakeid::{CoarseClock, Generator, Layout};
+///
+/// let generator = Generator::builder(Layout::snowflake())
+///     .datacenter(1)
+///     .worker(1)
+///     .clock(CoarseClock::new())
+///     .build()?;
+/// let mut lease = generator.lease()?;
+/// let a = lease.next_id()?;
+/// assert!(generator.try_next_id().is_err(), "leased to someone else");
+/// drop(lease);
+/// assert!(generator.next_id()? > a);
+/// # Ok::<(), flakeid::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Lease<'g, C: Clock = DefaultClock> {
+    generator: &'g Generator<C>,
+    /// A copy of the word (the lease holder is its only writer), so the fast path reads
+    /// no shared memory but the clock.
+    word: u64,
+    /// Start of the word's tick in Unix ns, and the tick's length; a length of 0 when the
+    /// start does not fit in a `u64` (then every call takes the slow path).
+    tick_start: u64,
+    tick_len: u64,
+}
+
+impl<'g, C: Clock> Lease<'g, C> {
+    fn new(generator: &'g Generator<C>, word: u64) -> Self {
+        let mut lease = Lease {
+            generator,
+            word,
+            tick_start: 0,
+            tick_len: 0,
+        };
+        lease.cache(word);
+        lease
+    }
+
+    fn cache(&mut self, word: u64) {
+        let g = self.generator;
+        self.word = word;
+        (self.tick_start, self.tick_len) = match u64::try_from(g.tick_start_of(word)) {
+            Ok(start) if start.checked_add(g.unit_ns).is_some() => (start, g.unit_ns),
+            _ => (0, 0),
+        };
+    }
+
+    /// Mints the next ID as [`Generator::next_id`] does, with a store instead of a CAS.
+    #[inline]
+    pub fn next_id(&mut self) -> Result<Id, Error> {
+        match self.mint_same_tick() {
+            Some(id) => Ok(id),
+            None => self.next_id_slow(),
+        }
+    }
+
+    /// Mints the next ID without waiting, as [`Generator::try_next_id`] does: when it
+    /// would have to wait it returns [`Error::WouldBlock`] with how long.
+    #[inline]
+    pub fn try_next_id(&mut self) -> Result<Id, Error> {
+        match self.mint_same_tick() {
+            Some(id) => Ok(id),
+            None => self.try_next_id_slow(),
+        }
+    }
+
+    /// The fast path: the same decision as `Generator::same_tick_step`, on the cached
+    /// tick bounds, and a plain store.
+    #[inline(always)]
+    fn mint_same_tick(&mut self) -> Option<Id> {
+        let g = self.generator;
+        let word = self.word;
+        if g.shape.sequence(word) != g.shape.max_sequence
+            && g.clock.recent_unix_ns().wrapping_sub(self.tick_start) < self.tick_len
+        {
+            let next = word + 1;
+            self.word = next;
+            let _ = g.commit::<true>(word, next);
+            return Some(g.id(next));
+        }
+        None
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_id_slow(&mut self) -> Result<Id, Error> {
+        let result = self
+            .generator
+            .reserve_run::<true>(1, &mut WaitBudget::default());
+        self.cache(self.generator.load_word::<true>());
+        result.map(|(first, _)| self.generator.id(first))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn try_next_id_slow(&mut self) -> Result<Id, Error> {
+        let result = self.generator.try_next_id_slow::<true>(self.word);
+        self.cache(self.generator.load_word::<true>());
+        result
+    }
+
+    /// Mints up to `out.len()` IDs as [`Generator::next_ids`] does.
+    pub fn next_ids(&mut self, out: &mut [Id]) -> Result<usize, Error> {
+        let result = self.generator.fill::<true>(out);
+        self.cache(self.generator.load_word::<true>());
+        result
+    }
+
+    /// The leased generator.
+    pub fn generator(&self) -> &Generator<C> {
+        self.generator
+    }
+}
+
+impl<C: Clock> Drop for Lease<'_, C> {
+    fn drop(&mut self) {
+        let cell = &self.generator.state;
+        // Release: whoever next acquires the word sees it after every store of the lease.
+        // Then the waiters are woken (see `LeaseWaiters`: clear first, then notify).
+        cell.store(
+            cell.load(Ordering::Relaxed) & !state::LEASED,
+            Ordering::Release,
+        );
+        self.generator.wake_lease_waiters();
+    }
+}

@@ -1,0 +1,300 @@
+//! The lock-free generator: one packed `AtomicU64` advanced by compare-and-swap, and its
+//! fast path (same tick, sequence left). The rest, one concern per file: `slow` (a tick
+//! changes, waits, refusals), `batch` (`next_ids`, [`Ids`]), `lease` ([`Lease`]),
+//! `builder` ([`GeneratorBuilder`]), `policy` ([`ClockPolicy`]).
+
+mod batch;
+mod builder;
+mod lease;
+mod policy;
+mod slow;
+
+pub use batch::Ids;
+pub use builder::GeneratorBuilder;
+pub use lease::Lease;
+#[cfg(feature = "std")]
+use lease::LeaseWaiters;
+pub use policy::ClockPolicy;
+pub(crate) use slow::WaitBudget;
+
+use core::fmt;
+use core::time::Duration;
+
+use crossbeam_utils::CachePadded;
+
+use crate::clock::Clock;
+#[cfg(feature = "std")]
+use crate::clock::MonotonicClock;
+
+/// The clock a generator gets when none is named: the monotonic clock with `std`; without
+/// `std` there is none, and [`Generator::with_clock`] names one.
+#[cfg(feature = "std")]
+pub type DefaultClock = MonotonicClock;
+/// The clock a generator gets when none is named: the monotonic clock with `std`; without
+/// `std` there is none, and [`Generator::with_clock`] names one.
+#[cfg(not(feature = "std"))]
+pub type DefaultClock = crate::clock::NoClock;
+
+use crate::error::Error;
+use crate::id::Id;
+use crate::layout::Layout;
+use crate::state::{self, Shape};
+use crate::sync::{self, AtomicU64, Ordering};
+
+/// The default bound on the waits of one call (see [`GeneratorBuilder::max_wait`]).
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(1);
+
+/// The longest back-off after lost CAS races: 2^BACKOFF_CAP spin hints.
+const BACKOFF_CAP: u32 = 6;
+
+/// Mints unique, strictly increasing IDs of one layout for one node.
+///
+/// Share one generator per node (in an `Arc` or a `static`) among all threads: it is
+/// `Sync`, lock-free, and allocates nothing per ID. Creating a generator per call is the
+/// classic way to get duplicates; don't.
+///
+/// ```
+/// use flakeid::{Generator, Layout};
+///
+/// let generator = Generator::builder(Layout::snowflake())
+///     .datacenter(3)
+///     .worker(17)
+///     .build()?;
+/// let a = generator.next_id()?;
+/// let b = generator.next_id()?;
+/// assert!(b > a);
+/// let parts = Layout::snowflake().decompose(b.get())?;
+/// assert_eq!(Layout::snowflake().split_node(parts.node), (3, 17));
+/// # Ok::<(), flakeid::Error>(())
+/// ```
+pub struct Generator<C = DefaultClock> {
+    /// The packed (last tick, last sequence) word, plus the lease bit; see [`Shape`] for
+    /// the bit table and the invariant. The node is not stored: it is OR-ed in on the way
+    /// out. Padded so that minting threads do not bounce the line that holds the
+    /// read-only fields below.
+    state: CachePadded<AtomicU64>,
+    shape: Shape,
+    /// `state` bits that stay in place in the ID (the sequence, in Snowflake's order);
+    /// the other state bits move up past the node field.
+    low_mask: u64,
+    node_bits: u32,
+    /// The node id, already shifted into place.
+    node_field: u64,
+    unit_ns: u64,
+    epoch_tick: u64,
+    policy: ClockPolicy,
+    max_wait: Duration,
+    layout: Layout,
+    node: u64,
+    #[cfg(feature = "std")]
+    lease_waiters: LeaseWaiters,
+    clock: C,
+}
+
+impl<C> fmt::Debug for Generator<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = self.state.load(Ordering::Relaxed);
+        f.debug_struct("Generator")
+            .field("layout", &self.layout)
+            .field("node", &self.node)
+            .field("policy", &self.policy)
+            .field("max_wait", &self.max_wait)
+            .field("state", &(word & !state::LEASED))
+            .field("leased", &(word & state::LEASED != 0))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// The layout IDs are minted in.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The node id stamped into every ID.
+    pub fn node(&self) -> u64 {
+        self.node
+    }
+
+    /// The clock policy.
+    pub fn policy(&self) -> ClockPolicy {
+        self.policy
+    }
+
+    /// The bound on any wait.
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The last ID this generator handed out (or would have at tick 0 with a full
+    /// sequence, before the first). Persist it and pass it to
+    /// [`GeneratorBuilder::resume_after`] to survive a restart onto a rolled-back clock.
+    pub fn last_id(&self) -> Id {
+        self.id(self.state.load(Ordering::Acquire) & !state::LEASED)
+    }
+
+    /// How far apart two IDs of consecutive sequence numbers in one tick lie: 1 when the
+    /// sequence is the low field, `2^node_bits` when the node is.
+    #[inline(always)]
+    pub(super) fn sequence_step(&self) -> u64 {
+        if self.low_mask != 0 {
+            1
+        } else {
+            1 << self.node_bits
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn id_of(&self, word: u64) -> u64 {
+        ((word & !self.low_mask) << self.node_bits) | (word & self.low_mask) | self.node_field
+    }
+
+    /// The clock's tick; may lie past the lifetime, which [`state::reserve`] reports.
+    #[inline(always)]
+    pub(super) fn now_ticks(&self) -> Result<u64, Error> {
+        let ns = self.clock.unix_ns();
+        let tick = ns / self.unit_ns;
+        match tick.checked_sub(self.epoch_tick) {
+            Some(t) => Ok(t),
+            None => Err(self.before_epoch(ns)),
+        }
+    }
+
+    #[cold]
+    pub(super) fn before_epoch(&self, ns: u64) -> Error {
+        Error::BeforeEpoch {
+            by: Duration::from_nanos(self.layout.epoch_unix_ns().saturating_sub(ns)),
+            epoch_unix_ns: self.layout.epoch_unix_ns(),
+        }
+    }
+
+    /// Mints the next ID, waiting (bounded by `max_wait`) when the tick's sequence is used
+    /// up or the policy says to wait for the clock.
+    ///
+    /// IDs from one generator strictly increase, whatever the clock does. If the
+    /// generator is [leased](Generator::lease), this waits (bounded by `max_wait`) for the
+    /// lease to end, then fails with [`Error::Leased`].
+    #[inline]
+    pub fn next_id(&self) -> Result<Id, Error> {
+        match self.mint_same_tick() {
+            Ok(id) => Ok(id),
+            Err(_) => self.next_id_slow::<false>(),
+        }
+    }
+
+    /// The fast path, shared by [`Generator::next_id`] and [`Generator::try_next_id`]:
+    /// CAS loops while the word's tick is current and has sequence left; otherwise hands
+    /// back the word it last saw, for the slow path.
+    #[inline(always)]
+    pub(super) fn mint_same_tick(&self) -> Result<Id, u64> {
+        // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
+        // clock read after the clock read of whoever stored the word it sees: with a clock
+        // that is monotonic across cores, a thread never sees a tick "from the future".
+        let mut word = self.state.load(Ordering::Acquire);
+        let mut failures = 0;
+        while let Some(next) = self.same_tick_step(word) {
+            // A failed CAS (lost race or spurious) means retry with a fresh word, so the
+            // loop is correct whether or not spurious failures happen.
+            match self
+                .state
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Ok(self.id(next)),
+                Err(actual) => word = self.back_off(actual, &mut failures),
+            }
+        }
+        Err(word)
+    }
+
+    /// The fast path's whole decision: if the clock's recent reading lies inside the tick
+    /// of `word` and that tick has sequence numbers left, the next word is `word + 1`
+    /// (exactly what [`state::reserve`] says for that case, under every policy). No
+    /// division: the tick's start is one multiplication. Anything else (a new tick, an
+    /// exhausted sequence, a clock that reads behind, a leased word, whose lease bit makes
+    /// its tick absurdly far away) goes to the slow path, which decides on the precise
+    /// clock.
+    #[inline(always)]
+    pub(super) fn same_tick_step(&self, word: u64) -> Option<u64> {
+        if self.shape.sequence(word) == self.shape.max_sequence {
+            return None;
+        }
+        let now = u128::from(self.clock.recent_unix_ns());
+        (now.wrapping_sub(self.tick_start_of(word)) < u128::from(self.unit_ns)).then_some(word + 1)
+    }
+
+    /// Start of `word`'s tick in Unix ns: [`Layout::unix_ns_of`] on the generator's cached
+    /// epoch tick, so no division.
+    #[inline(always)]
+    pub(super) fn tick_start_of(&self, word: u64) -> u128 {
+        u128::from(self.epoch_tick + self.shape.ticks(word)) * u128::from(self.unit_ns)
+    }
+
+    /// How far the precise clock reads behind the start of `word`'s tick (0 if not).
+    pub(super) fn behind_by(&self, word: u64) -> u128 {
+        self.tick_start_of(word)
+            .saturating_sub(u128::from(self.clock.unix_ns()))
+    }
+
+    #[inline(always)]
+    pub(super) fn id(&self, word: u64) -> Id {
+        Id::from_raw(self.id_of(word))
+    }
+
+    /// After a lost CAS race, with the word the CAS found: retry with it at once the
+    /// first time (the failed CAS left the line in this core's cache), and after further
+    /// losses spin a little first, exponentially longer (up to `2^BACKOFF_CAP` spin
+    /// hints), so the threads stop bouncing the line. Under loom one hint (a yield there).
+    #[cold]
+    pub(super) fn back_off(&self, actual: u64, failures: &mut u32) -> u64 {
+        if *failures > 0 {
+            let spins = if cfg!(flakeid_loom) {
+                1
+            } else {
+                1 << (*failures).min(BACKOFF_CAP)
+            };
+            for _ in 0..spins {
+                sync::spin_loop();
+            }
+        }
+        *failures += 1;
+        actual
+    }
+
+    /// Loads the word: the lease holder is its only writer, everyone else acquires.
+    #[inline(always)]
+    pub(super) fn load_word<const LEASED: bool>(&self) -> u64 {
+        if LEASED {
+            self.state.load(Ordering::Relaxed) & !state::LEASED
+        } else {
+            self.state.load(Ordering::Acquire)
+        }
+    }
+
+    /// Moves the word from `word` to `next`: by CAS, or, for the lease holder (the only
+    /// writer while the lease bit is set, since every CAS expects a word without it), by
+    /// a plain store that keeps the lease bit.
+    #[inline(always)]
+    pub(super) fn commit<const LEASED: bool>(&self, word: u64, next: u64) -> Result<(), u64> {
+        if LEASED {
+            self.state.store(next | state::LEASED, Ordering::Relaxed);
+            Ok(())
+        } else {
+            self.state
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+                .map(drop)
+        }
+    }
+
+    /// Mints the next ID without waiting: when it would have to wait, it returns
+    /// [`Error::WouldBlock`] with how long (and [`Error::Leased`] while leased).
+    #[inline]
+    pub fn try_next_id(&self) -> Result<Id, Error> {
+        self.mint_same_tick()
+            .or_else(|word| self.try_next_id_slow::<false>(word))
+    }
+}

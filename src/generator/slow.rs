@@ -1,0 +1,244 @@
+//! The slow path: the tick changes, the sequence runs out, the clock reads behind, a
+//! lease is held elsewhere. Every wait is charged to one [`WaitBudget`] per call, which
+//! `max_wait` bounds.
+
+use core::time::Duration;
+
+use super::Generator;
+use crate::clock::Clock;
+use crate::error::Error;
+use crate::id::Id;
+use crate::state::{self, Step};
+use crate::sync;
+
+/// When the current wait began: an `Instant` with `std`, else a reading of the clock.
+#[cfg(feature = "std")]
+type WaitStart = std::time::Instant;
+#[cfg(not(feature = "std"))]
+type WaitStart = u64;
+
+/// The time one call (or one [`Ids`] iterator, over all its runs) has spent waiting, which
+/// `max_wait` bounds as a whole: the waits already over, and the one under way.
+#[derive(Debug, Default)]
+pub(crate) struct WaitBudget {
+    spent: Duration,
+    since: Option<WaitStart>,
+}
+
+/// Below this much time left, a waiting thread spins instead of sleeping.
+const SPIN_BELOW: Duration = Duration::from_micros(50);
+/// Above this much time left, a waiting thread sleeps (all but `SLEEP_MARGIN` of it).
+const SLEEP_ABOVE: Duration = Duration::from_micros(300);
+const SLEEP_MARGIN: Duration = Duration::from_micros(150);
+
+impl<C: Clock> Generator<C> {
+    #[cold]
+    #[inline(never)]
+    pub(super) fn next_id_slow<const LEASED: bool>(&self) -> Result<Id, Error> {
+        self.reserve_run::<LEASED>(1, &mut WaitBudget::default())
+            .map(|(first, _)| self.id(first))
+    }
+
+    /// Reserves a run of up to `want` sequence numbers in one tick, on the precise clock:
+    /// the slow path of single minting and the one path of batch minting. Waits for the
+    /// next tick, for a clock that is behind under [`ClockPolicy::Wait`], and for a lease
+    /// held by another thread, all charged to `budget`, which `max_wait` bounds. Returns
+    /// the first and last word of the run.
+    #[inline(never)]
+    pub(super) fn reserve_run<const LEASED: bool>(
+        &self,
+        want: u64,
+        budget: &mut WaitBudget,
+    ) -> Result<(u64, u64), Error> {
+        let result = self.reserve_run_waiting::<LEASED>(want, budget);
+        // Time between two runs of an `Ids` iterator is the consumer's, not a wait.
+        budget.spent = self.waited(budget);
+        budget.since = None;
+        result
+    }
+
+    pub(super) fn reserve_run_waiting<const LEASED: bool>(
+        &self,
+        want: u64,
+        waited: &mut WaitBudget,
+    ) -> Result<(u64, u64), Error> {
+        let mut word = self.load_word::<LEASED>();
+        loop {
+            if !LEASED && word & state::LEASED != 0 {
+                self.wait_for_lease(waited)?;
+                word = self.load_word::<LEASED>();
+                continue;
+            }
+            let now = self.now_ticks()?;
+            let step = state::reserve(self.shape, word, now, self.policy, want);
+            self.observe(word, now, step);
+            match step {
+                Step::Mint { first, last } => match self.commit::<LEASED>(word, last) {
+                    Ok(()) => return Ok((first, last)),
+                    Err(actual) => word = actual,
+                },
+                Step::WaitFor { until } => {
+                    self.wait_for(until, waited)?;
+                    word = self.load_word::<LEASED>();
+                }
+                other => return Err(self.refusal(other, word)),
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn try_next_id_slow<const LEASED: bool>(&self, mut word: u64) -> Result<Id, Error> {
+        loop {
+            if !LEASED && word & state::LEASED != 0 {
+                return Err(Error::Leased);
+            }
+            let now = self.now_ticks()?;
+            match state::reserve(self.shape, word, now, self.policy, 1) {
+                Step::Mint { first, .. } => match self.commit::<LEASED>(word, first) {
+                    Ok(()) => return Ok(self.id(first)),
+                    Err(actual) => word = actual,
+                },
+                Step::WaitFor { until } => {
+                    let target = self.tick_start_ns(until)?;
+                    let now_ns = self.clock.unix_ns();
+                    if now_ns < target {
+                        return Err(Error::WouldBlock {
+                            wait: Duration::from_nanos(target - now_ns),
+                        });
+                    }
+                    word = self.load_word::<LEASED>();
+                }
+                other => return Err(self.refusal(other, word)),
+            }
+        }
+    }
+
+    /// Mints the next ID, awaiting tokio's timer instead of spinning or sleeping the thread
+    /// when the tick's sequence is used up or the clock is behind under
+    /// [`ClockPolicy::Wait`] (feature `tokio`). Meant for the long units (Sonyflake's
+    /// 10 ms): tokio's timer has millisecond resolution, so with 1 ms ticks the
+    /// blocking [`Generator::next_id`] loses less of the cap. The total wait is bounded by
+    /// `max_wait`, as for the blocking calls; a lease held elsewhere is awaited too.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), flakeid::Error> {
+    /// use flakeid::{Generator, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::sonyflake()).machine_id(7).build()?;
+    /// let a = generator.next_id_async().await?;
+    /// let b = generator.next_id_async().await?;
+    /// assert!(b > a);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn next_id_async(&self) -> Result<Id, Error> {
+        let started = std::time::Instant::now();
+        loop {
+            let wait = match self.try_next_id() {
+                Err(Error::WouldBlock { wait }) => wait,
+                Err(Error::Leased) => Duration::from_millis(1),
+                done => return done,
+            };
+            let spent = started.elapsed();
+            if spent.saturating_add(wait) > self.max_wait {
+                return Err(Error::WaitTooLong {
+                    needed: wait,
+                    waited: spent,
+                    bound: self.max_wait,
+                });
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Reports what the slow path met (features `metrics`, `tracing`); empty without them.
+    #[inline(always)]
+    pub(super) fn observe(&self, word: u64, now: u64, step: Step) {
+        #[cfg(any(feature = "metrics", feature = "tracing"))]
+        {
+            let last = self.shape.ticks(word);
+            if now < last {
+                let by = u64::try_from(self.behind_by(word)).unwrap_or(u64::MAX);
+                crate::observe::clock_behind(Duration::from_nanos(by), self.policy);
+            }
+            if matches!(step, Step::WaitFor { until } if until > last) {
+                crate::observe::sequence_exhausted();
+            }
+        }
+        let _ = (word, now, step);
+    }
+
+    /// How long this call has waited so far: the waits over, plus the one under way
+    /// (whose count starts on first use).
+    pub(super) fn waited(&self, budget: &mut WaitBudget) -> Duration {
+        #[cfg(feature = "std")]
+        let current = budget
+            .since
+            .get_or_insert_with(std::time::Instant::now)
+            .elapsed();
+        #[cfg(not(feature = "std"))]
+        let current = {
+            let now = self.clock.unix_ns();
+            Duration::from_nanos(now.saturating_sub(*budget.since.get_or_insert(now)))
+        };
+        budget.spent.saturating_add(current)
+    }
+
+    #[cold]
+    pub(super) fn refusal(&self, step: Step, word: u64) -> Error {
+        match step {
+            Step::Behind { ticks } => {
+                // How far behind the start of the last tick the clock reads.
+                let by = self.behind_by(word).max(u128::from(ticks.min(1)));
+                Error::ClockBehind {
+                    by: Duration::from_nanos(u64::try_from(by).unwrap_or(u64::MAX)),
+                }
+            }
+            _ => Error::PastLifetime {
+                end_unix_ms: self.layout.end_unix_ms(),
+            },
+        }
+    }
+
+    /// The start of `tick` on the clock's scale: past the layout's end
+    /// [`Error::PastLifetime`], past what `u64` nanoseconds name [`Error::ClockRangeEnd`].
+    pub(super) fn tick_start_ns(&self, tick: u64) -> Result<u64, Error> {
+        let past_lifetime = || Error::PastLifetime {
+            end_unix_ms: self.layout.end_unix_ms(),
+        };
+        let ns = self.layout.unix_ns_of(tick).map_err(|_| past_lifetime())?;
+        u64::try_from(ns).map_err(|_| Error::ClockRangeEnd)
+    }
+
+    /// Waits until the clock reaches the start of tick `until`: sleeps while far, yields
+    /// when near, spins at the boundary. Fails at once if the wait would overrun the bound.
+    #[cold]
+    pub(super) fn wait_for(&self, until: u64, waited: &mut WaitBudget) -> Result<(), Error> {
+        let target = self.tick_start_ns(until)?;
+        loop {
+            let now = self.clock.unix_ns();
+            if now >= target {
+                return Ok(());
+            }
+            let needed = Duration::from_nanos(target - now);
+            let spent = self.waited(waited);
+            if spent.saturating_add(needed) > self.max_wait {
+                return Err(Error::WaitTooLong {
+                    needed,
+                    waited: spent,
+                    bound: self.max_wait,
+                });
+            }
+            if needed > SLEEP_ABOVE {
+                sync::sleep(needed - SLEEP_MARGIN);
+            } else if needed > SPIN_BELOW {
+                sync::yield_now();
+            } else {
+                sync::spin_loop();
+            }
+        }
+    }
+}

@@ -1,5 +1,8 @@
-//! One thread per core, each pinned to its core and leasing its own shard: the fastest
-//! way to mint on many cores. Run: `cargo run --release --example pinned`.
+//! One thread per core, each pinned to its core (with `core_affinity`) and leasing its own
+//! shard: the fastest way to mint on many cores. Run: `cargo run --release --example pinned`.
+//!
+//! The layout is a wide custom one (22 sequence bits: 4.2 billion IDs per second per node,
+//! 16 nodes), not Snowflake's: Snowflake's own layout caps each node at 4,096,000 IDs/s.
 
 use std::collections::HashSet;
 use std::time::Instant;
@@ -14,6 +17,12 @@ fn main() -> Result<(), flakeid::Error> {
         .per_core()
         .clock(CoarseClock::new())
         .build()?;
+    println!(
+        "layout {layout}: up to {:.0} IDs/s per node, {} nodes",
+        layout.ids_per_second_per_node(),
+        layout.node_count()
+    );
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
     let started = Instant::now();
     let per_thread = std::thread::scope(|s| {
         let handles: Vec<_> = sharded
@@ -21,8 +30,11 @@ fn main() -> Result<(), flakeid::Error> {
             .iter()
             .enumerate()
             .map(|(core, shard)| {
+                let cores = &cores;
                 s.spawn(move || -> Result<Vec<flakeid::Id>, flakeid::Error> {
-                    let pinned = flakeid::affinity::pin_current_thread(core);
+                    let pinned = cores
+                        .get(core)
+                        .is_some_and(|&id| core_affinity::set_for_current(id));
                     let mut lease = shard.lease()?;
                     let ids = (0..PER_THREAD)
                         .map(|_| lease.next_id())

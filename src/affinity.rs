@@ -1,27 +1,6 @@
 //! Pinning threads to cores (through `core_affinity`), for one thread per shard.
-//!
-//! ```no_run
-//! use flakeid::{CoarseClock, Layout, ShardedGenerator};
-//!
-//! let sharded = ShardedGenerator::builder(Layout::snowflake())
-//!     .datacenter(1)
-//!     .workers(0..32)
-//!     .per_core()
-//!     .clock(CoarseClock::new())
-//!     .build()?;
-//! std::thread::scope(|s| {
-//!     for (core, shard) in sharded.shards().iter().enumerate() {
-//!         s.spawn(move || {
-//!             flakeid::affinity::pin_current_thread(core);
-//!             let mut lease = shard.lease().expect("one thread per shard");
-//!             for _ in 0..1000 {
-//!                 let _id = lease.next_id().expect("mint");
-//!             }
-//!         });
-//!     }
-//! });
-//! # Ok::<(), flakeid::Error>(())
-//! ```
+//! Used by `flakeid bench --sharded`; `examples/pinned.rs` shows the same with
+//! `core_affinity` directly.
 
 /// The number of cores this process may run on: `core_affinity`'s list, or
 /// `std::thread::available_parallelism` when that is unavailable; at least 1.

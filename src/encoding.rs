@@ -1,10 +1,10 @@
 //! Text encodings of IDs: decimal, hex and Crockford base32. Each formats into the
 //! caller's buffer without allocating, and each parse fails with a clear error.
 
-use crate::error::{Error, ParseErrorKind};
+use crate::error::ParseError;
 
 /// The longest encoding in bytes (decimal of `u64::MAX`); a buffer of this size fits any.
-pub const MAX_LEN: usize = 20;
+pub(crate) const MAX_LEN: usize = Encoding::MAX_LEN;
 
 /// Crockford's base32 alphabet: no I, L, O or U.
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -22,6 +22,10 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// The longest text any encoding writes, in bytes (decimal of `u64::MAX`): the size of
+    /// the buffer [`Encoding::encode`] and [`Id::encode`](crate::Id::encode) write into.
+    pub const MAX_LEN: usize = 20;
+
     /// Writes `id` into `buf` and returns the text.
     #[inline]
     pub fn encode(self, id: u64, buf: &mut [u8; MAX_LEN]) -> &str {
@@ -66,12 +70,12 @@ impl Encoding {
     }
 
     /// Parses text in this encoding (surrounding whitespace allowed; hex with or without
-    /// `0x`). IDs are 63-bit: a value of 2^63 or more is [`ParseErrorKind::Overflow`].
-    pub fn parse(self, text: &str) -> Result<u64, Error> {
+    /// `0x`). IDs are 63-bit: a value of 2^63 or more is [`ParseError::Overflow`].
+    pub fn parse(self, text: &str) -> Result<u64, ParseError> {
         let s = text.trim();
         let lead = text.len() - text.trim_start().len();
         if s.is_empty() {
-            return Err(parse_err(ParseErrorKind::Empty));
+            return Err(ParseError::Empty);
         }
         let value = match self {
             Encoding::Decimal => fold(s, lead, 20, 10, |b| match b {
@@ -84,7 +88,7 @@ impl Encoding {
                     None => (s, lead),
                 };
                 if s.is_empty() {
-                    return Err(parse_err(ParseErrorKind::Empty));
+                    return Err(ParseError::Empty);
                 }
                 fold(s, lead, 16, 16, |b| match b {
                     b'0'..=b'9' => Some(b - b'0'),
@@ -96,14 +100,14 @@ impl Encoding {
             Encoding::Base32 => fold(s, lead, 13, 32, base32_digit)?,
         };
         if value > i64::MAX as u64 {
-            return Err(parse_err(ParseErrorKind::Overflow));
+            return Err(ParseError::Overflow);
         }
         Ok(value)
     }
 
     /// Parses text in any encoding, by this precedence: `0x`/`0X` first is hex, digits only
     /// is decimal, anything else of 13 characters is base32; anything else again is
-    /// [`ParseErrorKind::UnknownEncoding`] (a bare hex number, say: give it a `0x`).
+    /// [`ParseError::UnknownEncoding`] (a bare hex number, say: give it a `0x`).
     ///
     /// Base32 text can look like the others: a base32 ID made only of digits reads as
     /// decimal, and one that starts with `0X` (Crockford's X is a digit) reads as hex.
@@ -116,9 +120,9 @@ impl Encoding {
     /// assert_eq!(Encoding::parse_any("0x1d5f51ed8fc7102a")?, 2116500430648709162);
     /// assert_eq!(Encoding::parse_any("0X7FFFFFFFFFF")?, 0x7ff_ffff_ffff);
     /// assert_eq!(Encoding::Base32.parse("0X7FFFFFFFFFF")?, 1053261203175357935);
-    /// # Ok::<(), flakeid::Error>(())
+    /// # Ok::<(), flakeid::ParseError>(())
     /// ```
-    pub fn parse_any(text: &str) -> Result<u64, Error> {
+    pub fn parse_any(text: &str) -> Result<u64, ParseError> {
         let s = text.trim();
         if s.starts_with("0x") || s.starts_with("0X") {
             Encoding::Hex.parse(text)
@@ -127,17 +131,13 @@ impl Encoding {
         } else if s.chars().count() == 13 {
             Encoding::Base32.parse(text)
         } else if s.is_empty() {
-            Err(parse_err(ParseErrorKind::Empty))
+            Err(ParseError::Empty)
         } else {
-            Err(parse_err(ParseErrorKind::UnknownEncoding {
+            Err(ParseError::UnknownEncoding {
                 len: s.chars().count(),
-            }))
+            })
         }
     }
-}
-
-fn parse_err(kind: ParseErrorKind) -> Error {
-    Error::Parse(kind)
 }
 
 fn base32_digit(b: u8) -> Option<u8> {
@@ -155,17 +155,17 @@ fn fold(
     max_len: usize,
     radix: u64,
     digit: impl Fn(u8) -> Option<u8>,
-) -> Result<u64, Error> {
+) -> Result<u64, ParseError> {
     let mut value: u64 = 0;
     for (i, b) in s.bytes().enumerate() {
-        let d = digit(b).ok_or(parse_err(ParseErrorKind::InvalidDigit { at: lead + i }))?;
+        let d = digit(b).ok_or(ParseError::InvalidDigit { at: lead + i })?;
         if i >= max_len {
-            return Err(parse_err(ParseErrorKind::TooLong));
+            return Err(ParseError::TooLong);
         }
         value = value
             .checked_mul(radix)
             .and_then(|v| v.checked_add(u64::from(d)))
-            .ok_or(parse_err(ParseErrorKind::Overflow))?;
+            .ok_or(ParseError::Overflow)?;
     }
     Ok(value)
 }
@@ -240,50 +240,50 @@ mod tests {
 
     #[test]
     fn bad_text_gets_its_own_error() {
-        let e = |k| Err(Error::Parse(k));
-        assert_eq!(Encoding::Decimal.parse("  "), e(ParseErrorKind::Empty));
+        let e = |k| Err(k);
+        assert_eq!(Encoding::Decimal.parse("  "), e(ParseError::Empty));
         assert_eq!(
             Encoding::Decimal.parse(" 12a"),
-            e(ParseErrorKind::InvalidDigit { at: 3 })
+            e(ParseError::InvalidDigit { at: 3 })
         );
         assert_eq!(
             Encoding::Decimal.parse("-1"),
-            e(ParseErrorKind::InvalidDigit { at: 0 })
+            e(ParseError::InvalidDigit { at: 0 })
         );
         assert_eq!(
             Encoding::Decimal.parse("9223372036854775808"),
-            e(ParseErrorKind::Overflow)
+            e(ParseError::Overflow)
         );
         assert_eq!(
             Encoding::Decimal.parse("99999999999999999999"),
-            e(ParseErrorKind::Overflow)
+            e(ParseError::Overflow)
         );
         assert_eq!(
             Encoding::Decimal.parse("000000000000000000001"),
-            e(ParseErrorKind::TooLong)
+            e(ParseError::TooLong)
         );
-        assert_eq!(Encoding::Hex.parse("0x"), e(ParseErrorKind::Empty));
+        assert_eq!(Encoding::Hex.parse("0x"), e(ParseError::Empty));
         assert_eq!(
             Encoding::Hex.parse("0x8000000000000000"),
-            e(ParseErrorKind::Overflow)
+            e(ParseError::Overflow)
         );
         assert_eq!(
             Encoding::Base32.parse("U000000000000"),
-            e(ParseErrorKind::InvalidDigit { at: 0 })
+            e(ParseError::InvalidDigit { at: 0 })
         );
         assert_eq!(
             Encoding::Base32.parse("8000000000000"),
-            e(ParseErrorKind::Overflow)
+            e(ParseError::Overflow)
         );
         assert_eq!(
             Encoding::parse_any("hello"),
-            e(ParseErrorKind::UnknownEncoding { len: 5 })
+            e(ParseError::UnknownEncoding { len: 5 })
         );
         // A 12-character base32 ID is named as such, not "invalid character".
         assert_eq!(
             Encoding::parse_any("7ZZZZZZZZZZZ"),
-            e(ParseErrorKind::UnknownEncoding { len: 12 })
+            e(ParseError::UnknownEncoding { len: 12 })
         );
-        assert_eq!(Encoding::parse_any("   "), e(ParseErrorKind::Empty));
+        assert_eq!(Encoding::parse_any("   "), e(ParseError::Empty));
     }
 }

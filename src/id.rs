@@ -4,7 +4,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use crate::encoding::{Encoding, MAX_LEN};
-use crate::error::Error;
+use crate::error::{Error, ParseError};
 use crate::layout::{Layout, Parts};
 
 /// A minted ID: a non-negative 63-bit integer that sorts by time.
@@ -65,9 +65,9 @@ impl fmt::Display for Id {
 }
 
 impl FromStr for Id {
-    type Err = Error;
+    type Err = ParseError;
 
-    fn from_str(s: &str) -> Result<Id, Error> {
+    fn from_str(s: &str) -> Result<Id, ParseError> {
         Encoding::parse_any(s).map(Id)
     }
 }

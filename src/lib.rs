@@ -88,10 +88,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "std")]
-pub mod affinity;
+mod affinity;
 mod clock;
 pub mod decode;
-pub mod encoding;
+mod encoding;
 mod error;
 #[cfg(target_has_atomic = "64")]
 mod generator;
@@ -100,12 +100,13 @@ mod layout;
 pub mod node;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 mod observe;
-pub mod rfc3339;
+mod rfc3339;
 #[cfg(feature = "serde")]
 pub mod serde;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 mod sharded;
-pub mod state;
+#[cfg(target_has_atomic = "64")]
+mod state;
 mod sync;
 
 pub use clock::Clock;
@@ -113,15 +114,16 @@ pub use clock::Clock;
 pub use clock::CoarseClock;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use clock::ManualClock;
-#[cfg(not(feature = "std"))]
-pub use clock::NoClock;
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
 pub use encoding::Encoding;
-pub use error::{Error, Field, ParseErrorKind};
-pub use generator::ClockPolicy;
+pub use error::{Error, Field, MintError, ParseError};
 #[cfg(target_has_atomic = "64")]
-pub use generator::{DEFAULT_MAX_WAIT, DefaultClock, Generator, GeneratorBuilder, Ids, Lease};
+pub use generator::ClockPolicy;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub use generator::DefaultClock;
+#[cfg(target_has_atomic = "64")]
+pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder, Ids, Lease};
 pub use id::Id;
 #[cfg(feature = "std")]
 pub use layout::SonyflakeSettings;
@@ -131,6 +133,34 @@ pub use layout::{
 };
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use sharded::{ShardedBuilder, ShardedGenerator};
+
+/// Not API: what the `flakeid` binary, the loom models and the fuzz targets reach inside
+/// the crate for. Hidden from the docs, outside semver: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    /// Pinning threads to cores, for `flakeid bench --sharded`.
+    #[cfg(feature = "std")]
+    pub mod affinity {
+        pub use crate::affinity::{cores, pin_current_thread};
+    }
+    /// RFC 3339 text, for the CLI and the fuzz targets.
+    pub mod rfc3339 {
+        pub use crate::rfc3339::{Timestamp, parse, write};
+    }
+    #[cfg(target_has_atomic = "64")]
+    pub use crate::state::{LEASED, Shape, Step, reserve};
+
+    /// The default clock type parameter without `std`: no value of it exists, so no code
+    /// can rely on the default until `std` names a real one (see `DefaultClock`).
+    #[derive(Debug)]
+    pub enum NoDefaultClock {}
+
+    impl crate::Clock for NoDefaultClock {
+        fn unix_ns(&self) -> u64 {
+            match *self {}
+        }
+    }
+}
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

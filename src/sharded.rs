@@ -6,7 +6,7 @@ use core::ops::Range;
 use core::time::Duration;
 
 use crate::clock::{Clock, MonotonicClock};
-use crate::error::Error;
+use crate::error::{Error, MintError};
 use crate::generator::ClockPolicy;
 use crate::generator::{DEFAULT_MAX_WAIT, Generator, Ids};
 use crate::id::Id;
@@ -127,13 +127,13 @@ impl<C: Clock> ShardedGenerator<C> {
 
     /// Mints the next ID on the calling thread's home shard (see [`Generator::next_id`]).
     #[inline]
-    pub fn next_id(&self) -> Result<Id, Error> {
+    pub fn next_id(&self) -> Result<Id, MintError> {
         self.home_shard().next_id()
     }
 
     /// Mints without waiting on the home shard (see [`Generator::try_next_id`]).
     #[inline]
-    pub fn try_next_id(&self) -> Result<Id, Error> {
+    pub fn try_next_id(&self) -> Result<Id, MintError> {
         self.home_shard().try_next_id()
     }
 
@@ -141,12 +141,12 @@ impl<C: Clock> ShardedGenerator<C> {
     /// (see [`Generator::next_id_async`]; feature `tokio`). A task that moves between
     /// threads may mint on different shards: unique always, ordered by tick.
     #[cfg(feature = "tokio")]
-    pub async fn next_id_async(&self) -> Result<Id, Error> {
+    pub async fn next_id_async(&self) -> Result<Id, MintError> {
         self.home_shard().next_id_async().await
     }
 
     /// Fills `out` from the home shard (see [`Generator::next_ids`]).
-    pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, Error> {
+    pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
         self.home_shard().next_ids(out)
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Error, Generator, Layout, ManualClock};
+use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError};
 
 /// On a single-threaded runtime, minting 700 Sonyflake IDs (256 per 10 ms tick) needs two
 /// waits for the next tick; a ticker task keeps running meanwhile, which it could not if
@@ -62,7 +62,7 @@ async fn waits_stay_bounded() {
     let started = std::time::Instant::now();
     assert!(matches!(
         g.next_id_async().await,
-        Err(Error::WaitTooLong { .. })
+        Err(MintError::WaitTooLong { .. })
     ));
     assert!(started.elapsed() < Duration::from_secs(2));
     // Back within a tick of the last: awaited, then minted.

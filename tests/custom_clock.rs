@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flakeid::{Clock, Error, Generator, Layout};
+use flakeid::{Clock, Generator, Layout, MintError};
 
 /// A clock a firmware might keep: ticks counted by an interrupt, here set by hand.
 struct InterruptClock {
@@ -32,7 +32,7 @@ fn a_user_clock_drives_the_generator() {
         ids.push(g.next_id().unwrap());
     }
     // 128 per tick: the 129th needs the next millisecond, which this clock has not reached.
-    assert!(matches!(g.next_id(), Err(Error::WaitTooLong { .. })));
+    assert!(matches!(g.next_id(), Err(MintError::WaitTooLong { .. })));
     clock.unix_ms.fetch_add(1, Ordering::AcqRel);
     ids.push(g.next_id().unwrap());
     assert!(ids.windows(2).all(|w| w[0] < w[1]));

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, ManualClock, Order};
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, ManualClock, MintError, Order};
 use proptest::prelude::*;
 
 /// Any layout the builder accepts: widths summing to at most 63, either order, a unit of at
@@ -80,7 +80,7 @@ proptest! {
 
     #[test]
     fn encodings_round_trip(v in 0u64..=i64::MAX as u64) {
-        let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+        let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
         for e in [Encoding::Decimal, Encoding::Hex, Encoding::Base32] {
             let text = e.encode(v, &mut buf).to_owned();
             prop_assert_eq!(e.parse(&text), Ok(v));
@@ -113,10 +113,10 @@ proptest! {
                     prop_assert!(last.is_none_or(|prev| id > prev));
                     last = Some(id);
                 }
-                Err(Error::WaitTooLong { .. }) => {}
+                Err(MintError::WaitTooLong { .. }) => {}
                 // A short layout's lifetime can end while the clock steps on, or its last
                 // tick's sequence can run out; from then on every mint is refused.
-                Err(Error::PastLifetime { .. }) => {
+                Err(MintError::PastLifetime { .. }) => {
                     let in_last_tick = last.is_some_and(|id: flakeid::Id| {
                         l.decompose(id.get()).unwrap().ticks == l.max_ticks()
                     });

@@ -46,7 +46,7 @@ fn plain_and_string_forms_read_numbers_and_every_encoding() {
         );
     }
     let b32 = {
-        let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+        let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
         format!(
             "\"{}\"",
             id(2116500430648709162).encode(flakeid::Encoding::Base32, &mut buf)

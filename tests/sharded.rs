@@ -9,7 +9,8 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use flakeid::{
-    Clock, CoarseClock, Error, Field, Generator, Id, Layout, ManualClock, ShardedGenerator,
+    Clock, CoarseClock, Error, Field, Generator, Id, Layout, ManualClock, MintError,
+    ShardedGenerator,
 };
 
 fn wide() -> Layout {
@@ -125,7 +126,7 @@ fn shards_take_the_block_in_order_and_default_to_one_per_core() {
         .nodes(100..200)
         .build()
         .unwrap();
-    assert_eq!(per_core.len(), flakeid::affinity::cores());
+    assert_eq!(per_core.len(), flakeid::__private::affinity::cores());
     assert!(!per_core.is_empty());
 }
 
@@ -196,10 +197,10 @@ fn a_lease_excludes_everyone_else_and_continues_the_sequence() {
     let a = g.next_id().unwrap();
     let mut lease = g.lease().unwrap();
     assert!(g.is_leased());
-    assert_eq!(g.lease().unwrap_err(), Error::Leased);
-    assert_eq!(g.try_next_id().unwrap_err(), Error::Leased);
+    assert_eq!(g.lease().unwrap_err(), MintError::Leased);
+    assert_eq!(g.try_next_id().unwrap_err(), MintError::Leased);
     let started = std::time::Instant::now();
-    assert_eq!(g.next_id().unwrap_err(), Error::Leased);
+    assert_eq!(g.next_id().unwrap_err(), MintError::Leased);
     assert!(
         started.elapsed() >= Duration::from_millis(500),
         "waited the bound"
@@ -371,7 +372,10 @@ fn the_iterator_reserves_runs_and_stops_at_an_error() {
     );
     let run: Vec<Id> = it.by_ref().take(3).map(Result::unwrap).collect();
     assert!(first < run[0] && run.windows(2).all(|w| w[0] < w[1]));
-    assert!(matches!(it.next(), Some(Err(Error::WaitTooLong { .. }))));
+    assert!(matches!(
+        it.next(),
+        Some(Err(MintError::WaitTooLong { .. }))
+    ));
     assert!(it.next().is_none(), "fused after the error");
 
     clock.advance(Duration::from_millis(1));
@@ -464,7 +468,7 @@ fn internal_and_external_iteration_agree() {
     g.ids(6).for_each(|r| seen.push(r));
     assert_eq!(seen.len(), 5);
     assert!(seen[..4].iter().all(Result::is_ok));
-    assert!(matches!(seen[4], Err(Error::WaitTooLong { .. })));
+    assert!(matches!(seen[4], Err(MintError::WaitTooLong { .. })));
     clock.advance(Duration::from_millis(1));
     // A partly consumed iterator folds the rest of its run, then reserves more.
     let mut it = g.ids(4);

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use flakeid::decode::{Backend, Columns, Decoder};
-use flakeid::{ClockPolicy, Encoding, Error, Generator, Id, Layout, ManualClock, Order};
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Id, Layout, ManualClock, MintError, Order};
 
 /// Reads fuzz input as numbers; past the end it yields zeros.
 struct Input<'a>(&'a [u8]);
@@ -156,7 +156,7 @@ pub fn parse(data: &[u8]) -> bool {
         // Not UTF-8 never reaches the parsers through `&str`; try the lossy form.
         return parse(String::from_utf8_lossy(data).as_bytes());
     };
-    let mut buf = [0u8; flakeid::encoding::MAX_LEN];
+    let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
     for enc in [Encoding::Decimal, Encoding::Hex, Encoding::Base32] {
         if let Ok(v) = enc.parse(text) {
             assert!(v < 1 << 63, "{enc:?} parsed {text:?} to {v}, past 63 bits");
@@ -181,7 +181,7 @@ pub fn parse(data: &[u8]) -> bool {
             assert_eq!(id.get(), v);
             assert_eq!(id.to_string().parse::<Id>(), Ok(id));
         }
-        Err(e) => assert!(matches!(e, Error::Parse(_)), "{e:?}"),
+        Err(e) => assert!(!e.to_string().is_empty(), "{e:?}"),
     }
     if let Ok(layout) = Layout::from_str(text) {
         let shown = layout.to_string();
@@ -191,11 +191,11 @@ pub fn parse(data: &[u8]) -> bool {
             "layout {text:?} -> {shown:?}"
         );
     }
-    if let Ok(ns) = flakeid::rfc3339::parse(text) {
+    if let Ok(ns) = flakeid::__private::rfc3339::parse(text) {
         let mut shown = String::new();
-        flakeid::rfc3339::write(&mut shown, ns).expect("write to a String");
+        flakeid::__private::rfc3339::write(&mut shown, ns).expect("write to a String");
         assert_eq!(
-            flakeid::rfc3339::parse(&shown),
+            flakeid::__private::rfc3339::parse(&shown),
             Ok(ns),
             "{text:?} -> {shown:?}"
         );
@@ -312,7 +312,7 @@ pub fn generator(data: &[u8]) -> bool {
         let op = input.u8();
         let arg = input.u8();
         // One mint as the model and the generator each see it; `try_` says which call.
-        let mut one = |result: Result<Id, Error>, try_: bool, model: &mut Model| {
+        let mut one = |result: Result<Id, MintError>, try_: bool, model: &mut Model| {
             let expect = model.mint(clock.unix_ns_now());
             match (expect, result) {
                 (Expect::Mint { tick, seq }, Ok(id)) => {
@@ -327,11 +327,11 @@ pub fn generator(data: &[u8]) -> bool {
                     model.last = Some((tick, seq));
                     true
                 }
-                (Expect::BeforeEpoch, Err(Error::BeforeEpoch { .. }))
-                | (Expect::PastLifetime, Err(Error::PastLifetime { .. }))
-                | (Expect::ClockBehind, Err(Error::ClockBehind { .. })) => false,
-                (Expect::Wait, Err(Error::WaitTooLong { .. })) if !try_ => false,
-                (Expect::Wait, Err(Error::WouldBlock { .. })) if try_ => false,
+                (Expect::BeforeEpoch, Err(MintError::BeforeEpoch { .. }))
+                | (Expect::PastLifetime, Err(MintError::PastLifetime { .. }))
+                | (Expect::ClockBehind, Err(MintError::ClockBehind { .. })) => false,
+                (Expect::Wait, Err(MintError::WaitTooLong { .. })) if !try_ => false,
+                (Expect::Wait, Err(MintError::WouldBlock { .. })) if try_ => false,
                 (expect, got) => panic!("{policy:?}: model says {expect:?}, generator {got:?}"),
             }
         };

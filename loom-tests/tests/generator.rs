@@ -56,7 +56,7 @@ fn mint(g: &Generator<ManualClock>, n: usize) -> Vec<u64> {
     for _ in 0..n {
         match g.next_id() {
             Ok(id) => ids.push(id.get()),
-            Err(Error::WaitTooLong { .. } | Error::ClockBehind { .. }) => {}
+            Err(MintError::WaitTooLong { .. } | MintError::ClockBehind { .. }) => {}
             Err(e) => panic!("{e}"),
         }
     }
@@ -216,7 +216,7 @@ fn a_lease_races_shared_minting() {
                 let mut ids = vec![g.next_id().unwrap().get()];
                 match g.lease() {
                     Ok(mut lease) => ids.push(lease.next_id().unwrap().get()),
-                    Err(e) => assert_eq!(e, Error::Leased),
+                    Err(e) => assert_eq!(e, MintError::Leased),
                 }
                 ids
             })
@@ -235,7 +235,7 @@ fn a_lease_races_shared_minting() {
 /// a compare-and-swap loses updates, and loom finds the interleaving that duplicates an ID.
 #[test]
 fn a_load_then_store_generator_is_caught() {
-    use flakeid::state::{Shape, Step, reserve};
+    use flakeid::__private::{Shape, Step, reserve};
     use loom::sync::atomic::{AtomicU64, Ordering};
 
     struct Broken {

@@ -3,7 +3,7 @@
 
 use super::{DefaultClock, Generator, WaitBudget};
 use crate::clock::Clock;
-use crate::error::Error;
+use crate::error::MintError;
 use crate::id::Id;
 
 impl<C: Clock> Generator<C> {
@@ -17,11 +17,11 @@ impl<C: Clock> Generator<C> {
     /// (the IDs written are valid) and the next call reports the error if it persists; it
     /// returns `Err` only when it wrote nothing. IDs are strictly increasing within the
     /// slice and after every ID this generator minted before.
-    pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, Error> {
+    pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
         self.fill::<false>(out)
     }
 
-    pub(super) fn fill<const LEASED: bool>(&self, out: &mut [Id]) -> Result<usize, Error> {
+    pub(super) fn fill<const LEASED: bool>(&self, out: &mut [Id]) -> Result<usize, MintError> {
         let mut filled = 0;
         let mut budget = WaitBudget::default();
         while filled < out.len() {
@@ -95,7 +95,7 @@ pub struct Ids<'g, C = DefaultClock> {
 
 impl<C: Clock> Ids<'_, C> {
     /// Reserves the next run (as much of the rest as fits in the current tick).
-    fn refill(&mut self) -> Result<(), Error> {
+    fn refill(&mut self) -> Result<(), MintError> {
         let (first, last) = self
             .generator
             .reserve_run::<false>(self.remaining as u64, &mut self.budget)?;
@@ -106,7 +106,7 @@ impl<C: Clock> Ids<'_, C> {
 }
 
 impl<C: Clock> Iterator for Ids<'_, C> {
-    type Item = Result<Id, Error>;
+    type Item = Result<Id, MintError>;
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {

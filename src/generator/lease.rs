@@ -3,7 +3,7 @@
 
 use super::{DefaultClock, Generator, WaitBudget};
 use crate::clock::Clock;
-use crate::error::Error;
+use crate::error::MintError;
 use crate::id::Id;
 use crate::state;
 use crate::sync::{self, Ordering};
@@ -32,17 +32,17 @@ impl<C: Clock> Generator<C> {
     /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
     /// it mints with a plain load and store instead of a compare-and-swap (about the
     /// cost of a non-thread-safe generator), and other callers of this generator wait
-    /// (bounded by `max_wait`, then [`Error::Leased`]). Meant for a thread that owns a
+    /// (bounded by `max_wait`, then [`MintError::Leased`]). Meant for a thread that owns a
     /// shard, e.g. one pinned to a core (see [`crate::ShardedGenerator`]).
     ///
-    /// Fails with [`Error::Leased`] if it is already leased. The lease is one bit of the
+    /// Fails with [`MintError::Leased`] if it is already leased. The lease is one bit of the
     /// state word, set and cleared by compare-and-swap and store, so IDs stay unique and
     /// increasing across leases and shared use.
-    pub fn lease(&self) -> Result<Lease<'_, C>, Error> {
+    pub fn lease(&self) -> Result<Lease<'_, C>, MintError> {
         let mut word = self.state.load(Ordering::Acquire);
         loop {
             if word & state::LEASED != 0 {
-                return Err(Error::Leased);
+                return Err(MintError::Leased);
             }
             match self.state.compare_exchange_weak(
                 word,
@@ -64,10 +64,10 @@ impl<C: Clock> Generator<C> {
     /// Waits for another thread's lease to end (asleep, with `std`); fails once
     /// `max_wait` is spent.
     #[cold]
-    pub(super) fn wait_for_lease(&self, budget: &mut WaitBudget) -> Result<(), Error> {
+    pub(super) fn wait_for_lease(&self, budget: &mut WaitBudget) -> Result<(), MintError> {
         let spent = self.waited(budget);
         let Some(left) = self.max_wait.checked_sub(spent).filter(|l| !l.is_zero()) else {
-            return Err(Error::Leased);
+            return Err(MintError::Leased);
         };
         #[cfg(feature = "std")]
         {
@@ -149,7 +149,7 @@ impl<'g, C: Clock> Lease<'g, C> {
 
     /// Mints the next ID as [`Generator::next_id`] does, with a store instead of a CAS.
     #[inline]
-    pub fn next_id(&mut self) -> Result<Id, Error> {
+    pub fn next_id(&mut self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
             Some(id) => Ok(id),
             None => self.next_id_slow(),
@@ -159,7 +159,7 @@ impl<'g, C: Clock> Lease<'g, C> {
     /// Mints the next ID without waiting, as [`Generator::try_next_id`] does: when it
     /// would have to wait it returns [`Error::WouldBlock`] with how long.
     #[inline]
-    pub fn try_next_id(&mut self) -> Result<Id, Error> {
+    pub fn try_next_id(&mut self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
             Some(id) => Ok(id),
             None => self.try_next_id_slow(),
@@ -185,7 +185,7 @@ impl<'g, C: Clock> Lease<'g, C> {
 
     #[cold]
     #[inline(never)]
-    fn next_id_slow(&mut self) -> Result<Id, Error> {
+    fn next_id_slow(&mut self) -> Result<Id, MintError> {
         let result = self
             .generator
             .reserve_run::<true>(1, &mut WaitBudget::default());
@@ -195,14 +195,14 @@ impl<'g, C: Clock> Lease<'g, C> {
 
     #[cold]
     #[inline(never)]
-    fn try_next_id_slow(&mut self) -> Result<Id, Error> {
+    fn try_next_id_slow(&mut self) -> Result<Id, MintError> {
         let result = self.generator.try_next_id_slow::<true>(self.word);
         self.cache(self.generator.load_word::<true>());
         result
     }
 
     /// Mints up to `out.len()` IDs as [`Generator::next_ids`] does.
-    pub fn next_ids(&mut self, out: &mut [Id]) -> Result<usize, Error> {
+    pub fn next_ids(&mut self, out: &mut [Id]) -> Result<usize, MintError> {
         let result = self.generator.fill::<true>(out);
         self.cache(self.generator.load_word::<true>());
         result

@@ -25,21 +25,22 @@ use crossbeam_utils::CachePadded;
 use crate::clock::Clock;
 #[cfg(feature = "std")]
 use crate::clock::MonotonicClock;
-
-/// The clock a generator gets when none is named: the monotonic clock with `std`; without
-/// `std` there is none, and [`Generator::with_clock`] names one.
-#[cfg(feature = "std")]
-pub type DefaultClock = MonotonicClock;
-/// The clock a generator gets when none is named: the monotonic clock with `std`; without
-/// `std` there is none, and [`Generator::with_clock`] names one.
-#[cfg(not(feature = "std"))]
-pub type DefaultClock = crate::clock::NoClock;
-
-use crate::error::Error;
+use crate::error::MintError;
 use crate::id::Id;
 use crate::layout::Layout;
 use crate::state::{self, Shape};
 use crate::sync::{self, AtomicU64, Ordering};
+
+/// The clock a generator gets when none is named: the [`MonotonicClock`]. It exists with
+/// `std` only; without it there is no default, and [`Generator::with_clock`] names the
+/// clock.
+#[cfg(feature = "std")]
+pub type DefaultClock = MonotonicClock;
+/// Without `std` the default clock type parameter is this placeholder, which cannot be
+/// named by a public path nor made, so no `no_std` code can depend on the default: turning
+/// `std` on (it makes the default [`MonotonicClock`]) then breaks nothing.
+#[cfg(not(feature = "std"))]
+pub type DefaultClock = crate::__private::NoDefaultClock;
 
 /// The default bound on the waits of one call (see [`GeneratorBuilder::max_wait`]).
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(1);
@@ -156,7 +157,7 @@ impl<C: Clock> Generator<C> {
 
     /// The clock's tick; may lie past the lifetime, which [`state::reserve`] reports.
     #[inline(always)]
-    pub(super) fn now_ticks(&self) -> Result<u64, Error> {
+    pub(super) fn now_ticks(&self) -> Result<u64, MintError> {
         let ns = self.clock.unix_ns();
         let tick = ns / self.unit_ns;
         match tick.checked_sub(self.epoch_tick) {
@@ -166,10 +167,9 @@ impl<C: Clock> Generator<C> {
     }
 
     #[cold]
-    pub(super) fn before_epoch(&self, ns: u64) -> Error {
-        Error::BeforeEpoch {
-            by: Duration::from_nanos(self.layout.epoch_unix_ns().saturating_sub(ns)),
-            epoch_unix_ns: self.layout.epoch_unix_ns(),
+    pub(super) fn before_epoch(&self, ns: u64) -> MintError {
+        MintError::BeforeEpoch {
+            by_ns: self.layout.epoch_ns().saturating_sub(ns),
         }
     }
 
@@ -178,9 +178,9 @@ impl<C: Clock> Generator<C> {
     ///
     /// IDs from one generator strictly increase, whatever the clock does. If the
     /// generator is [leased](Generator::lease), this waits (bounded by `max_wait`) for the
-    /// lease to end, then fails with [`Error::Leased`].
+    /// lease to end, then fails with [`MintError::Leased`].
     #[inline]
-    pub fn next_id(&self) -> Result<Id, Error> {
+    pub fn next_id(&self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
             Ok(id) => Ok(id),
             Err(_) => self.next_id_slow::<false>(),
@@ -291,9 +291,9 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Mints the next ID without waiting: when it would have to wait, it returns
-    /// [`Error::WouldBlock`] with how long (and [`Error::Leased`] while leased).
+    /// [`Error::WouldBlock`] with how long (and [`MintError::Leased`] while leased).
     #[inline]
-    pub fn try_next_id(&self) -> Result<Id, Error> {
+    pub fn try_next_id(&self) -> Result<Id, MintError> {
         self.mint_same_tick()
             .or_else(|word| self.try_next_id_slow::<false>(word))
     }

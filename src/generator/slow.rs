@@ -6,7 +6,7 @@ use core::time::Duration;
 
 use super::Generator;
 use crate::clock::Clock;
-use crate::error::Error;
+use crate::error::MintError;
 use crate::id::Id;
 use crate::state::{self, Step};
 use crate::sync;
@@ -34,7 +34,7 @@ const SLEEP_MARGIN: Duration = Duration::from_micros(150);
 impl<C: Clock> Generator<C> {
     #[cold]
     #[inline(never)]
-    pub(super) fn next_id_slow<const LEASED: bool>(&self) -> Result<Id, Error> {
+    pub(super) fn next_id_slow<const LEASED: bool>(&self) -> Result<Id, MintError> {
         self.reserve_run::<LEASED>(1, &mut WaitBudget::default())
             .map(|(first, _)| self.id(first))
     }
@@ -49,7 +49,7 @@ impl<C: Clock> Generator<C> {
         &self,
         want: u64,
         budget: &mut WaitBudget,
-    ) -> Result<(u64, u64), Error> {
+    ) -> Result<(u64, u64), MintError> {
         let result = self.reserve_run_waiting::<LEASED>(want, budget);
         // Time between two runs of an `Ids` iterator is the consumer's, not a wait.
         budget.spent = self.waited(budget);
@@ -61,7 +61,7 @@ impl<C: Clock> Generator<C> {
         &self,
         want: u64,
         waited: &mut WaitBudget,
-    ) -> Result<(u64, u64), Error> {
+    ) -> Result<(u64, u64), MintError> {
         let mut word = self.load_word::<LEASED>();
         loop {
             if !LEASED && word & state::LEASED != 0 {
@@ -88,10 +88,13 @@ impl<C: Clock> Generator<C> {
 
     #[cold]
     #[inline(never)]
-    pub(super) fn try_next_id_slow<const LEASED: bool>(&self, mut word: u64) -> Result<Id, Error> {
+    pub(super) fn try_next_id_slow<const LEASED: bool>(
+        &self,
+        mut word: u64,
+    ) -> Result<Id, MintError> {
         loop {
             if !LEASED && word & state::LEASED != 0 {
-                return Err(Error::Leased);
+                return Err(MintError::Leased);
             }
             let now = self.now_ticks()?;
             match state::reserve(self.shape, word, now, self.policy, 1) {
@@ -103,8 +106,8 @@ impl<C: Clock> Generator<C> {
                     let target = self.tick_start_ns(until)?;
                     let now_ns = self.clock.unix_ns();
                     if now_ns < target {
-                        return Err(Error::WouldBlock {
-                            wait: Duration::from_nanos(target - now_ns),
+                        return Err(MintError::WouldBlock {
+                            wait_ns: target - now_ns,
                         });
                     }
                     word = self.load_word::<LEASED>();
@@ -134,21 +137,17 @@ impl<C: Clock> Generator<C> {
     /// # }
     /// ```
     #[cfg(feature = "tokio")]
-    pub async fn next_id_async(&self) -> Result<Id, Error> {
+    pub async fn next_id_async(&self) -> Result<Id, MintError> {
         let started = std::time::Instant::now();
         loop {
             let wait = match self.try_next_id() {
-                Err(Error::WouldBlock { wait }) => wait,
-                Err(Error::Leased) => Duration::from_millis(1),
+                Err(MintError::WouldBlock { wait_ns }) => Duration::from_nanos(wait_ns),
+                Err(MintError::Leased) => Duration::from_millis(1),
                 done => return done,
             };
             let spent = started.elapsed();
             if spent.saturating_add(wait) > self.max_wait {
-                return Err(Error::WaitTooLong {
-                    needed: wait,
-                    waited: spent,
-                    bound: self.max_wait,
-                });
+                return Err(MintError::wait_too_long(wait, spent));
             }
             tokio::time::sleep(wait).await;
         }
@@ -188,35 +187,35 @@ impl<C: Clock> Generator<C> {
     }
 
     #[cold]
-    pub(super) fn refusal(&self, step: Step, word: u64) -> Error {
+    pub(super) fn refusal(&self, step: Step, word: u64) -> MintError {
         match step {
             Step::Behind { ticks } => {
                 // How far behind the start of the last tick the clock reads.
                 let by = self.behind_by(word).max(u128::from(ticks.min(1)));
-                Error::ClockBehind {
-                    by: Duration::from_nanos(u64::try_from(by).unwrap_or(u64::MAX)),
+                MintError::ClockBehind {
+                    by_ns: u64::try_from(by).unwrap_or(u64::MAX),
                 }
             }
-            _ => Error::PastLifetime {
+            _ => MintError::PastLifetime {
                 end_unix_ms: self.layout.end_unix_ms(),
             },
         }
     }
 
     /// The start of `tick` on the clock's scale: past the layout's end
-    /// [`Error::PastLifetime`], past what `u64` nanoseconds name [`Error::ClockRangeEnd`].
-    pub(super) fn tick_start_ns(&self, tick: u64) -> Result<u64, Error> {
-        let past_lifetime = || Error::PastLifetime {
+    /// [`MintError::PastLifetime`], past what `u64` nanoseconds name [`MintError::ClockRangeEnd`].
+    pub(super) fn tick_start_ns(&self, tick: u64) -> Result<u64, MintError> {
+        let past_lifetime = || MintError::PastLifetime {
             end_unix_ms: self.layout.end_unix_ms(),
         };
         let ns = self.layout.unix_ns_of(tick).map_err(|_| past_lifetime())?;
-        u64::try_from(ns).map_err(|_| Error::ClockRangeEnd)
+        u64::try_from(ns).map_err(|_| MintError::ClockRangeEnd)
     }
 
     /// Waits until the clock reaches the start of tick `until`: sleeps while far, yields
     /// when near, spins at the boundary. Fails at once if the wait would overrun the bound.
     #[cold]
-    pub(super) fn wait_for(&self, until: u64, waited: &mut WaitBudget) -> Result<(), Error> {
+    pub(super) fn wait_for(&self, until: u64, waited: &mut WaitBudget) -> Result<(), MintError> {
         let target = self.tick_start_ns(until)?;
         loop {
             let now = self.clock.unix_ns();
@@ -226,11 +225,7 @@ impl<C: Clock> Generator<C> {
             let needed = Duration::from_nanos(target - now);
             let spent = self.waited(waited);
             if spent.saturating_add(needed) > self.max_wait {
-                return Err(Error::WaitTooLong {
-                    needed,
-                    waited: spent,
-                    bound: self.max_wait,
-                });
+                return Err(MintError::wait_too_long(needed, spent));
             }
             if needed > SLEEP_ABOVE {
                 sync::sleep(needed - SLEEP_MARGIN);

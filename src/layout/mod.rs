@@ -76,11 +76,11 @@ pub const SONYFLAKE_V1_EPOCH_MS: u64 = 1_409_529_600_000;
 /// The widest ID a JavaScript number holds exactly: 53 bits (`Number.MAX_SAFE_INTEGER`).
 pub const JAVASCRIPT_SAFE_BITS: u32 = 53;
 
-pub(crate) fn mask(bits: u8) -> u64 {
+pub(crate) const fn mask(bits: u8) -> u64 {
     (1u64 << bits) - 1
 }
 
-pub(crate) fn check(field: Field, value: u64, max: u64) -> Result<u64, Error> {
+pub(crate) const fn check(field: Field, value: u64, max: u64) -> Result<u64, Error> {
     if value > max {
         Err(Error::OutOfRange { field, value, max })
     } else {
@@ -220,8 +220,14 @@ impl Layout {
     pub const fn unit(&self) -> Duration {
         Duration::from_nanos(self.unit_ns)
     }
-    /// The epoch in Unix nanoseconds (never before 1970, never after the clock's range).
-    pub const fn epoch_unix_ns(&self) -> u64 {
+    /// The epoch in Unix nanoseconds (never before 1970, never after the clock's range),
+    /// signed like every instant of the layout API ([`Layout::ticks_at`],
+    /// [`Layout::unix_ns_of`], [`Layout::end_unix_ns`]).
+    pub const fn epoch_unix_ns(&self) -> i128 {
+        self.epoch_unix_ns as i128
+    }
+    /// The epoch as the clocks count: `u64` Unix nanoseconds.
+    pub(crate) const fn epoch_ns(&self) -> u64 {
         self.epoch_unix_ns
     }
     /// The epoch in Unix milliseconds (rounded down).
@@ -252,56 +258,57 @@ impl Layout {
         }
     }
     /// Largest tick count.
-    pub fn max_ticks(&self) -> u64 {
+    pub const fn max_ticks(&self) -> u64 {
         mask(self.time_bits)
     }
     /// Largest sequence number.
-    pub fn max_sequence(&self) -> u64 {
+    pub const fn max_sequence(&self) -> u64 {
         mask(self.sequence_bits)
     }
     /// Largest node id.
-    pub fn max_node(&self) -> u64 {
+    pub const fn max_node(&self) -> u64 {
         mask(self.node_bits)
     }
     /// Largest ID of this layout.
-    pub fn max_id(&self) -> u64 {
+    pub const fn max_id(&self) -> u64 {
         mask(self.bits() as u8)
     }
 
     /// How long the layout lasts: `2^time_bits` ticks.
-    pub fn lifetime(&self) -> Duration {
-        let ns = (1u128 << self.time_bits) * u128::from(self.unit_ns);
+    pub const fn lifetime(&self) -> Duration {
+        let ns = (1u128 << self.time_bits) * self.unit_ns as u128;
         // Cannot truncate: `build` bounds the end instant to 63 bits of milliseconds.
         Duration::new((ns / 1_000_000_000) as u64, (ns % 1_000_000_000) as u32)
     }
     /// The lifetime in Julian years of 365.25 days.
-    pub fn lifetime_years(&self) -> f64 {
+    pub const fn lifetime_years(&self) -> f64 {
         self.lifetime().as_secs_f64() / (365.25 * 86_400.0)
     }
     /// The first instant, in Unix nanoseconds, that no longer fits the time field. It may
     /// lie past [`CLOCK_END_UNIX_NS`], where IDs still decode and compose but no clock
     /// reaches.
-    pub fn end_unix_ns(&self) -> i128 {
+    pub const fn end_unix_ns(&self) -> i128 {
         // At most 63 bits of milliseconds (`build` checks), so it fits with room to spare.
-        (i128::from(self.epoch_tick()) + (1i128 << self.time_bits)) * i128::from(self.unit_ns)
+        (self.epoch_tick() as i128 + (1i128 << self.time_bits)) * self.unit_ns as i128
     }
     /// The first instant, in Unix milliseconds (rounded up), that no longer fits.
-    pub fn end_unix_ms(&self) -> u64 {
-        let ms = i128::from(NS_PER_MS);
+    pub const fn end_unix_ms(&self) -> u64 {
+        let ms = NS_PER_MS as i128;
         ((self.end_unix_ns() + ms - 1) / ms) as u64
     }
     /// Whether a generator can mint until the end of the layout: false when the layout
     /// outlasts what a clock of `u64` nanoseconds can name ([`CLOCK_END_UNIX_NS`], in the
     /// year 2554); such a generator stops there with [`Error::ClockRangeEnd`].
-    pub fn ends_within_clock_range(&self) -> bool {
-        self.end_unix_ns() <= i128::from(CLOCK_END_UNIX_NS) + 1
+    pub const fn ends_within_clock_range(&self) -> bool {
+        self.end_unix_ns() <= CLOCK_END_UNIX_NS as i128 + 1
     }
     /// How many IDs one node can mint per second at most.
-    pub fn ids_per_second_per_node(&self) -> f64 {
+    pub const fn ids_per_second_per_node(&self) -> f64 {
         (1u64 << self.sequence_bits) as f64 * 1e9 / self.unit_ns as f64
     }
-    /// How many distinct node ids the layout has room for.
-    pub fn max_nodes(&self) -> u64 {
+    /// How many distinct node ids the layout has room for: `2^node_bits`, one more than
+    /// [`Layout::max_node`], the largest.
+    pub const fn node_count(&self) -> u64 {
         1u64 << self.node_bits
     }
 
@@ -316,12 +323,12 @@ impl Layout {
     /// Builds an ID from fields already known to be in range (out-of-range bits spill into
     /// neighbouring fields; use [`Layout::compose`] for untrusted input).
     #[inline(always)]
-    pub fn compose_unchecked(&self, ticks: u64, sequence: u64, node: u64) -> u64 {
+    pub const fn compose_unchecked(&self, ticks: u64, sequence: u64, node: u64) -> u64 {
         ticks << self.time_shift() | sequence << self.sequence_shift() | node << self.node_shift()
     }
 
     /// `node` if it fits the node field, else [`Error::OutOfRange`].
-    pub fn check_node(&self, node: u64) -> Result<u64, Error> {
+    pub const fn check_node(&self, node: u64) -> Result<u64, Error> {
         check(Field::Node, node, self.max_node())
     }
 
@@ -336,7 +343,7 @@ impl Layout {
     }
 
     /// Splits a node id into Snowflake's (datacenter, worker).
-    pub fn split_node(&self, node: u64) -> (u64, u64) {
+    pub const fn split_node(&self, node: u64) -> (u64, u64) {
         let worker_bits = self.worker_bits();
         (node >> worker_bits, node & mask(worker_bits as u8))
     }

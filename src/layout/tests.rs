@@ -45,7 +45,7 @@ fn preset_facts() {
     assert_eq!(format!("{:.2}", s.lifetime_years()), "69.68");
     assert_eq!(s.end_unix_ms(), 3_487_858_230_209);
     assert_eq!(s.ids_per_second_per_node(), 4_096_000.0);
-    assert_eq!(s.max_nodes(), 1024);
+    assert_eq!(s.node_count(), 1024);
     let y = Layout::sonyflake();
     assert_eq!(format!("{:.2}", y.lifetime_years()), "174.21");
     assert_eq!(
@@ -53,7 +53,7 @@ fn preset_facts() {
         "2199-03-19T03:28:58.880Z"
     );
     assert_eq!(y.ids_per_second_per_node(), 25_600.0);
-    assert_eq!(y.max_nodes(), 65_536);
+    assert_eq!(y.node_count(), 65_536);
     assert_eq!(
         Layout::sonyflake_v1().epoch_unix_ms(),
         SONYFLAKE_V1_EPOCH_MS

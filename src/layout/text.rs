@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use super::builder::epoch_from_ns;
 use super::{Layout, NS_PER_MS, Order};
-use crate::error::{Error, ParseErrorKind};
+use crate::error::{Error, ParseError};
 use crate::rfc3339;
 
 fn write_unit(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
@@ -25,7 +25,7 @@ fn write_unit(f: &mut fmt::Formatter<'_>, ns: u64) -> fmt::Result {
 /// Reads `10ms`, `1500us`, `1s`...; whether the unit is allowed is the builder's
 /// business, so a unit too long or too short gets the same error from both.
 fn parse_unit(s: &str) -> Result<Duration, Error> {
-    let bad = Error::Parse(ParseErrorKind::Layout(
+    let bad = Error::Parse(ParseError::Layout(
         "unit must be a whole number with ns, us, ms or s (e.g. 10ms)",
     ));
     let split = s.find(|c: char| !c.is_ascii_digit()).ok_or(bad.clone())?;
@@ -83,12 +83,12 @@ impl FromStr for Layout {
         } else if named(&["js-safe", "javascript-safe"]) {
             return Ok(Layout::javascript_safe());
         }
-        let layout_err = |what| Error::Parse(ParseErrorKind::Layout(what));
+        let layout_err = |what| Error::Parse(ParseError::Layout(what));
         if s.is_empty() {
-            return Err(Error::Parse(ParseErrorKind::Empty));
+            return Err(Error::Parse(ParseError::Empty));
         }
         if !s.contains('=') {
-            return Err(Error::Parse(ParseErrorKind::UnknownPreset));
+            return Err(Error::Parse(ParseError::UnknownPreset));
         }
         let bits = |v: &str| {
             v.parse::<u32>()

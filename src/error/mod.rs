@@ -1,4 +1,13 @@
-//! The crate's one error type.
+//! The errors, split by what a caller can do about them: [`MintError`] from the minting
+//! calls (small, for the hot path; `mint`), [`ParseError`] from text (`parse`), and
+//! [`Error`] for everything else (a layout or generator that cannot be built, a value that
+//! does not fit a layout), which also holds the other two so that `?` gathers all.
+
+mod mint;
+mod parse;
+
+pub use mint::MintError;
+pub use parse::ParseError;
 
 use core::fmt;
 use core::time::Duration;
@@ -38,36 +47,8 @@ impl fmt::Display for Field {
     }
 }
 
-/// What kind of text failed to parse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ParseErrorKind {
-    /// The text was empty (after trimming nothing is left).
-    Empty,
-    /// A character that is not a digit of the encoding.
-    InvalidDigit {
-        /// Byte offset of the offending character.
-        at: usize,
-    },
-    /// More characters than the encoding allows for 64 bits.
-    TooLong,
-    /// The number does not fit in 63 bits (IDs are never negative).
-    Overflow,
-    /// Text that is none of the encodings [`Encoding::parse_any`](crate::Encoding::parse_any)
-    /// tells apart: not all digits (decimal), no `0x` (hex), not 13 characters (base32).
-    UnknownEncoding {
-        /// How many characters the text has.
-        len: usize,
-    },
-    /// A name that is not a preset and not `key=value` pairs.
-    UnknownPreset,
-    /// A malformed RFC 3339 timestamp.
-    Timestamp,
-    /// A malformed layout description; the message says which part.
-    Layout(&'static str),
-}
-
-/// Everything that can go wrong in flakeid, each with its own variant and message.
+/// A layout or generator that cannot be built, a value that does not fit a layout, and (as
+/// [`Error::Mint`] and [`Error::Parse`]) the other two errors, so that `?` gathers all.
 ///
 /// No function of this crate panics on bad input; it returns one of these.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,10 +125,6 @@ pub enum Error {
         /// The layout's epoch, in Unix nanoseconds.
         epoch_unix_ns: u64,
     },
-    /// A generator reached the last instant a clock of `u64` nanoseconds can name
-    /// ([`CLOCK_END_UNIX_NS`](crate::CLOCK_END_UNIX_NS), in 2554) before the end of its
-    /// layout: the layout's later ticks decode and compose, but cannot be minted.
-    ClockRangeEnd,
     /// A time at or after the first instant the layout cannot represent.
     PastLifetime {
         /// The first instant that no longer fits, in Unix milliseconds.
@@ -160,34 +137,8 @@ pub enum Error {
         /// The layout's width in bits.
         bits: u32,
     },
-    /// The clock is behind the last tick used and the policy is to refuse.
-    ClockBehind {
-        /// How far behind the last tick the clock is.
-        by: Duration,
-    },
-    /// The call would have to wait longer than the bound allows: it has waited `waited`
-    /// already, and the clock must still advance `needed`, which would take the total past
-    /// `bound` ([`GeneratorBuilder::max_wait`](crate::GeneratorBuilder::max_wait)). Nothing
-    /// was minted by the step that failed and the generator is unchanged: retrying later is
-    /// safe, and succeeds once the clock has advanced `needed`.
-    WaitTooLong {
-        /// How much longer the clock has to advance.
-        needed: Duration,
-        /// How long this call (or [`Ids`](crate::Ids) iterator) had waited already.
-        waited: Duration,
-        /// The configured bound.
-        bound: Duration,
-    },
-    /// A non-blocking call would have had to wait this long.
-    WouldBlock {
-        /// How long to wait before trying again.
-        wait: Duration,
-    },
     /// The layout has node bits but no node id was given.
     NodeMissing,
-    /// The generator is leased ([`crate::Generator::lease`]) to other code: it could not
-    /// be leased again, or the lease did not end within the wait bound.
-    Leased,
     /// A sharded generator needs at least one shard.
     NoShards,
     /// A sharded generator was given fewer node ids than it has shards.
@@ -234,7 +185,9 @@ pub enum Error {
         expected: usize,
     },
     /// Text that is not a valid ID, timestamp or layout.
-    Parse(ParseErrorKind),
+    Parse(ParseError),
+    /// Minting failed (see [`MintError`]); for callers that gather every error in one.
+    Mint(MintError),
 }
 
 impl fmt::Display for Error {
@@ -287,11 +240,6 @@ impl fmt::Display for Error {
                 "time is {by:?} before the layout's epoch {}: give a later time, or a layout with an earlier epoch",
                 crate::rfc3339::Timestamp(i128::from(*epoch_unix_ns))
             ),
-            Error::ClockRangeEnd => write!(
-                f,
-                "the clock cannot count past {} (u64 nanoseconds), before this layout ends: its later IDs decode and compose but cannot be minted",
-                crate::rfc3339::Timestamp(i128::from(crate::CLOCK_END_UNIX_NS))
-            ),
             Error::PastLifetime { end_unix_ms } => write!(
                 f,
                 "over the time limit: the layout's lifetime ends at {}",
@@ -300,23 +248,7 @@ impl fmt::Display for Error {
             Error::IdOutOfLayout { id, bits } => {
                 write!(f, "id {id} does not fit the layout's {bits} bits")
             }
-            Error::ClockBehind { by } => write!(
-                f,
-                "clock moved backwards; refusing to generate ids for {by:?} (retry once the clock has caught up, or use ClockPolicy::Continue)"
-            ),
-            Error::WaitTooLong {
-                needed,
-                waited,
-                bound,
-            } => write!(
-                f,
-                "waited {waited:?} of the {bound:?} wait bound; the clock must advance {needed:?} more. Nothing was minted by this step: retry later, or raise max_wait"
-            ),
-            Error::WouldBlock { wait } => write!(f, "would block for {wait:?}"),
             Error::NodeMissing => f.write_str("the layout has node bits but no node id was given"),
-            Error::Leased => {
-                f.write_str("the generator is leased to other code (Generator::lease)")
-            }
             Error::NoShards => f.write_str("a sharded generator needs at least one shard"),
             Error::NodeBlockTooSmall { shards, nodes } => write!(
                 f,
@@ -343,27 +275,30 @@ impl fmt::Display for Error {
                 f,
                 "column {column} holds {len} rows, not the {expected} IDs given"
             ),
-            Error::Parse(kind) => match kind {
-                ParseErrorKind::Empty => f.write_str("empty input"),
-                ParseErrorKind::InvalidDigit { at } => {
-                    write!(f, "invalid character at byte {at}")
-                }
-                ParseErrorKind::TooLong => f.write_str("too many digits for a 64-bit id"),
-                ParseErrorKind::Overflow => f.write_str("number does not fit in 63 bits"),
-                ParseErrorKind::UnknownEncoding { len } => write!(
-                    f,
-                    "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} characters)"
-                ),
-                ParseErrorKind::UnknownPreset => f.write_str(
-                    "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, js-safe (or javascript-safe), names ignoring case; or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
-                ),
-                ParseErrorKind::Timestamp => {
-                    f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
-                }
-                ParseErrorKind::Layout(what) => write!(f, "invalid layout: {what}"),
-            },
+            Error::Parse(e) => fmt::Display::fmt(e, f),
+            Error::Mint(e) => fmt::Display::fmt(e, f),
         }
     }
 }
 
-impl core::error::Error for Error {}
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Error::Mint(e) => Some(e),
+            Error::Parse(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<MintError> for Error {
+    fn from(e: MintError) -> Self {
+        Error::Mint(e)
+    }
+}
+
+impl From<ParseError> for Error {
+    fn from(e: ParseError) -> Self {
+        Error::Parse(e)
+    }
+}

@@ -1,0 +1,154 @@
+//! `flakeid layout`: a layout's facts, and warnings about what would surprise.
+
+use std::process::ExitCode;
+
+use flakeid::__private::rfc3339::Timestamp;
+use flakeid::{Clock, Layout, Order};
+
+use crate::args::LayoutArgs;
+use crate::{CliResult, parse_layout, print_out, warn};
+
+/// IDs per second as an integer when whole, else with two decimals.
+fn rate_text(rate: f64) -> String {
+    if rate.fract() == 0.0 {
+        format!("{rate:.0}")
+    } else {
+        format!("{rate:.2}")
+    }
+}
+
+/// What a user should know before using a layout: printed on standard error.
+fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
+    let now = i128::from(flakeid::SystemClock.unix_ns());
+    let end = Timestamp(l.end_unix_ns());
+    let year_ns = 365 * 86_400 * 1_000_000_000i128;
+    let mut warnings = Vec::new();
+    if l.end_unix_ns() <= now {
+        warnings.push(format!(
+            "this layout's lifetime ended at {end}: no ID can be minted; give a later epoch= or more time bits"
+        ));
+    } else if l.end_unix_ns() - now <= year_ns {
+        warnings.push(format!(
+            "this layout's lifetime ends at {end}, within a year; give a later epoch= or more time bits"
+        ));
+    }
+    let custom = text.contains('=');
+    if custom
+        && !text
+            .split(',')
+            .any(|kv| kv.trim_start().starts_with("epoch"))
+    {
+        warnings.push(format!(
+            "no epoch= given: ticks count from 1970-01-01T00:00:00Z, so the layout ends at {end}; \
+             give epoch=<a recent time> to have the whole lifetime ahead"
+        ));
+    }
+    if !l.ends_within_clock_range() {
+        warnings.push(format!(
+            "generators stop at {} (the end of u64 nanoseconds), before this layout ends at {end}; \
+             its later IDs decode and compose, but cannot be minted",
+            Timestamp(i128::from(flakeid::CLOCK_END_UNIX_NS))
+        ));
+    }
+    warnings
+}
+
+pub(crate) fn run(a: LayoutArgs) -> CliResult<ExitCode> {
+    let l = parse_layout(&a.layout)?;
+    let end = Timestamp(l.end_unix_ns());
+    let epoch = Timestamp(l.epoch_unix_ns());
+    // Tick 0 starts on a multiple of the unit, which is the epoch only if it is on one.
+    let first_tick = l.unix_ns_of(0).unwrap_or(0);
+    let first = Timestamp(first_tick);
+    let rate = rate_text(l.ids_per_second_per_node());
+    let text = if a.json {
+        format!(
+            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"first_tick_starts\":\"{first}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{rate},\"max_nodes\":{},\"bits\":{},\"javascript_safe\":{},\"mintable_to_end\":{}}}\n",
+            l.time_bits(),
+            l.sequence_bits(),
+            l.node_bits(),
+            l.datacenter_bits(),
+            l.worker_bits(),
+            order_name(l.order()),
+            l.unit_ns(),
+            l.epoch_unix_ms(),
+            l.lifetime_years(),
+            l.node_count(),
+            l.bits(),
+            l.is_javascript_safe(),
+            l.ends_within_clock_range(),
+        )
+    } else {
+        let mut t = String::new();
+        use std::fmt::Write as _;
+        let _ = writeln!(t, "layout          {l}");
+        let _ = writeln!(t, "fields          {}", field_diagram(&l));
+        let _ = writeln!(t, "unit            {:?}", l.unit());
+        let _ = writeln!(t, "epoch           {epoch}");
+        if first_tick != l.epoch_unix_ns() {
+            let _ = writeln!(
+                t,
+                "tick 0 starts   {first} (the epoch is not on a unit boundary: ticks start at Unix multiples of the unit)"
+            );
+        }
+        let _ = writeln!(t, "lifetime        {:.2} years", l.lifetime_years());
+        let _ = writeln!(
+            t,
+            "ends            {end} (first instant that no longer fits)"
+        );
+        let _ = writeln!(t, "IDs/s per node  {rate}");
+        let _ = writeln!(t, "nodes           {}", l.node_count());
+        let _ = writeln!(
+            t,
+            "ID width        {} bits{}",
+            l.bits(),
+            if l.is_javascript_safe() {
+                " (JavaScript-safe)"
+            } else {
+                ""
+            }
+        );
+        t
+    };
+    for w in layout_warnings(&l, &a.layout.layout) {
+        warn(format_args!("warning: {w}"));
+    }
+    print_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn order_name(o: Order) -> &'static str {
+    match o {
+        Order::TimeNodeSequence => "time|node|sequence",
+        Order::TimeSequenceNode => "time|sequence|node",
+    }
+}
+
+fn field_diagram(l: &Layout) -> String {
+    let node = if l.datacenter_bits() > 0 {
+        format!(
+            "datacenter {} | worker {}",
+            l.datacenter_bits(),
+            l.worker_bits()
+        )
+    } else {
+        format!("node {}", l.node_bits())
+    };
+    let pad = if l.bits() < 63 {
+        format!("0 x{} | ", 64 - l.bits())
+    } else {
+        "0 | ".to_owned()
+    };
+    match l.order() {
+        Order::TimeNodeSequence => format!(
+            "{pad}time {} | {node} | sequence {}",
+            l.time_bits(),
+            l.sequence_bits()
+        ),
+        Order::TimeSequenceNode => format!(
+            "{pad}time {} | sequence {} | {node}",
+            l.time_bits(),
+            l.sequence_bits()
+        ),
+    }
+}

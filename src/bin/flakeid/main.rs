@@ -1,0 +1,157 @@
+//! `flakeid`: mint, decode, compose and explain Snowflake-family IDs from the shell. One
+//! file per subcommand; this one runs them and holds what they share (errors, the node
+//! flags, output that ends quietly on a closed pipe).
+
+mod args;
+mod bench;
+mod compose;
+mod decode;
+mod generate;
+mod layout;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use flakeid::{Error, Field, Layout, Order};
+
+use args::{Cli, Command, LayoutArg, MachineIdSource, NodeArgs};
+
+/// An error with the flag it concerns, printed as `error: --flag: message`.
+pub(crate) struct CliError {
+    flag: Option<&'static str>,
+    message: String,
+}
+
+impl CliError {
+    pub(crate) fn new(flag: Option<&'static str>, e: impl std::fmt::Display) -> Self {
+        CliError {
+            flag,
+            message: e.to_string(),
+        }
+    }
+}
+
+pub(crate) type CliResult<T = ()> = Result<T, CliError>;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(a) => generate::run(a),
+        Command::Decode(a) => decode::run(a),
+        Command::Compose(a) => compose::run(a),
+        Command::Layout(a) => layout::run(a),
+        Command::Bench(a) => bench::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            match e.flag {
+                Some(flag) => warn(format_args!("error: {flag}: {}", e.message)),
+                None => warn(format_args!("error: {}", e.message)),
+            }
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A line on standard error; a closed standard error is not worth a panic.
+pub(crate) fn warn(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
+    arg.layout
+        .parse()
+        .map_err(|e| CliError::new(Some("--layout"), format!("{:?}: {e}", arg.layout)))
+}
+
+pub(crate) fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
+    match field {
+        Field::Datacenter => "--datacenter",
+        Field::Worker => "--worker",
+        _ if args.machine_id.is_some() => "--machine-id",
+        _ if args.machine_id_from.is_some() => "--machine-id-from",
+        _ => "--node",
+    }
+}
+
+/// The node id the flags name, checked against the layout.
+pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
+    let snowflake_order = layout.order() == Order::TimeNodeSequence;
+    if snowflake_order && (args.machine_id.is_some() || args.machine_id_from.is_some()) {
+        let flag = node_flag(Field::Node, args);
+        return Err(CliError::new(
+            Some(flag),
+            format!(
+                "{flag} is Sonyflake's machine id, and this layout is Snowflake-ordered \
+                 (time|node|sequence): give {}--node N",
+                if layout.datacenter_bits() > 0 {
+                    "--datacenter D --worker W, or "
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let node = match (args.node.or(args.machine_id), args.datacenter, args.worker) {
+        (Some(n), _, _) => n,
+        (None, Some(d), Some(w)) => layout.node_of(d, w).map_err(|e| match e {
+            Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args)), e),
+            _ => CliError::new(
+                Some("--datacenter"),
+                "the layout has no datacenter field: give --machine-id M or --node N",
+            ),
+        })?,
+        _ => match args.machine_id_from {
+            Some(MachineIdSource::PrivateIp) => flakeid::node::private_ip_machine_id()
+                .map(u64::from)
+                .map_err(|e| {
+                    CliError::new(
+                        Some("--machine-id-from"),
+                        format!("{e}: give the machine id with --machine-id M (or --node N)"),
+                    )
+                })?,
+            None if layout.node_bits() == 0 => 0,
+            None => {
+                let hint = if layout.datacenter_bits() > 0 {
+                    "--datacenter D --worker W, or --node N"
+                } else if !snowflake_order {
+                    "--machine-id M, --machine-id-from private-ip, or --node N"
+                } else {
+                    "--node N"
+                };
+                return Err(CliError::new(
+                    None,
+                    format!(
+                        "the layout has {} node bits: give a node id with {hint}",
+                        layout.node_bits()
+                    ),
+                ));
+            }
+        },
+    };
+    layout
+        .check_node(node)
+        .map_err(|e| CliError::new(Some(node_flag(Field::Node, args)), e))
+}
+
+pub(crate) fn io_err(e: io::Error) -> CliError {
+    CliError::new(None, e)
+}
+
+/// `flakeid gen | head` closes the pipe early; that is not an error, for any subcommand.
+pub(crate) fn quiet_on_broken_pipe<T>(e: io::Error) -> CliResult<T> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    Err(io_err(e))
+}
+
+/// Writes `text` to standard output, a closed pipe being a normal end.
+pub(crate) fn print_out(text: &str) -> CliResult {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .or_else(quiet_on_broken_pipe)
+}

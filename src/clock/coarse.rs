@@ -1,0 +1,144 @@
+//! [`CoarseClock`]: the monotonic clock plus a reading a background thread publishes every
+//! millisecond, one relaxed load for the generator's fast path.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Clock, MonotonicClock};
+use crate::sync::{AtomicU64, Ordering};
+
+/// The monotonic clock plus a cheap coarse reading for the fast path: a background thread
+/// publishes the time every `interval` (1 ms by default) into one shared atomic, so
+/// [`Clock::recent_unix_ns`] is a single relaxed load, while [`Clock::unix_ns`] still reads
+/// the [`MonotonicClock`] (and publishes what it read, so the coarse reading catches up at
+/// once when a generator moves to a new tick).
+///
+/// What it costs: an ID's time may lag the true time by about one `interval` (plus however
+/// late the OS wakes the thread), never more than [`Clock::unix_ns`] would say, and never
+/// backwards. Uniqueness and order do not depend on it: the generator takes every decision
+/// that changes the tick on the precise reading. One thread serves every `CoarseClock`
+/// made by [`CoarseClock::new`]; it exits when the last of them is dropped.
+///
+/// ```
+/// use flakeid::{Clock, CoarseClock};
+///
+/// let clock = CoarseClock::new();
+/// assert!(clock.recent_unix_ns() <= clock.unix_ns());
+/// ```
+#[derive(Debug, Clone)]
+pub struct CoarseClock {
+    shared: Arc<Ticker>,
+    /// False only if the background thread could not be started: then the coarse
+    /// reading is the precise one.
+    ticking: bool,
+}
+
+#[derive(Debug)]
+struct Ticker {
+    /// The latest published reading of `precise`, in Unix ns; only ever raised.
+    recent: crossbeam_utils::CachePadded<AtomicU64>,
+    /// The one precise clock (one anchor) of the ticker and of every `CoarseClock` it
+    /// serves, so what the ticker publishes is on the scale of what each instance reads.
+    precise: MonotonicClock,
+}
+
+/// Publish a precise reading only when the coarse one lags it by more than this, so a
+/// thread spinning on the precise clock does not write the shared line every iteration.
+const PUBLISH_SLACK_NS: u64 = 1_000;
+
+impl CoarseClock {
+    /// The default interval between two publications by the background thread.
+    pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(1);
+
+    /// A coarse clock served by the process-wide background thread (started on first use,
+    /// publishing every [`CoarseClock::DEFAULT_INTERVAL`]).
+    pub fn new() -> Self {
+        static SHARED: std::sync::Mutex<std::sync::Weak<Ticker>> =
+            std::sync::Mutex::new(std::sync::Weak::new());
+        let mut slot = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(shared) = slot.upgrade() {
+            return CoarseClock {
+                shared,
+                ticking: true,
+            };
+        }
+        let clock = Self::with_interval(Self::DEFAULT_INTERVAL);
+        if clock.ticking {
+            *slot = Arc::downgrade(&clock.shared);
+        }
+        clock
+    }
+
+    /// A coarse clock with its own background thread publishing every `interval`
+    /// (at least 10 µs).
+    pub fn with_interval(interval: Duration) -> Self {
+        let interval = interval.max(Duration::from_micros(10));
+        let precise = MonotonicClock::new();
+        let shared = Arc::new(Ticker {
+            recent: crossbeam_utils::CachePadded::new(AtomicU64::new(precise.unix_ns())),
+            precise,
+        });
+        let weak = Arc::downgrade(&shared);
+        let spawned = std::thread::Builder::new()
+            .name("flakeid-coarse-clock".into())
+            .spawn(move || {
+                while let Some(t) = weak.upgrade() {
+                    t.recent.fetch_max(t.precise.unix_ns(), Ordering::Relaxed);
+                    drop(t);
+                    std::thread::sleep(interval);
+                }
+            });
+        CoarseClock {
+            shared,
+            ticking: spawned.is_ok(),
+        }
+    }
+}
+
+impl Default for CoarseClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for CoarseClock {
+    #[inline]
+    fn unix_ns(&self) -> u64 {
+        let now = self.shared.precise.unix_ns();
+        if now > self.shared.recent.load(Ordering::Relaxed) + PUBLISH_SLACK_NS {
+            self.shared.recent.fetch_max(now, Ordering::Relaxed);
+        }
+        now
+    }
+
+    #[inline]
+    fn recent_unix_ns(&self) -> u64 {
+        if self.ticking {
+            self.shared.recent.load(Ordering::Relaxed)
+        } else {
+            self.shared.precise.unix_ns()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coarse_clocks_made_apart_share_one_anchor() {
+        let a = CoarseClock::new();
+        // Long enough that a second anchoring reads a different wall clock and TSC.
+        std::thread::sleep(Duration::from_millis(20));
+        let b = CoarseClock::new();
+        assert!(Arc::ptr_eq(&a.shared, &b.shared), "one ticker");
+        // One anchor for the ticker and every instance: the published reading and every
+        // instance's precise reading are on one scale, so the coarse one never leads.
+        assert_eq!(a.shared.precise.anchor(), b.shared.precise.anchor());
+        for _ in 0..100_000 {
+            let recent = b.recent_unix_ns();
+            assert!(recent <= b.unix_ns());
+            assert!(a.recent_unix_ns() <= a.unix_ns());
+        }
+    }
+}

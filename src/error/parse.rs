@@ -1,0 +1,61 @@
+//! [`ParseError`]: text that is not an ID, a timestamp or a layout. A leaf: the parsers
+//! of `rfc3339`, `encoding` and `layout::text` return it, and it imports none of them.
+
+use core::fmt;
+
+/// Text that is not an ID, a timestamp or a layout: what [`Id`](crate::Id)'s and
+/// [`Encoding`](crate::Encoding)'s parsers return, and what [`Error::Parse`] carries from
+/// the layout string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ParseError {
+    /// The text was empty (after trimming nothing is left).
+    Empty,
+    /// A character that is not a digit of the encoding.
+    InvalidDigit {
+        /// Byte offset of the offending character.
+        at: usize,
+    },
+    /// More characters than the encoding allows for 64 bits.
+    TooLong,
+    /// The number does not fit in 63 bits (IDs are never negative).
+    Overflow,
+    /// Text that is none of the encodings [`Encoding::parse_any`](crate::Encoding::parse_any)
+    /// tells apart: not all digits (decimal), no `0x` (hex), not 13 characters (base32).
+    UnknownEncoding {
+        /// How many characters the text has.
+        len: usize,
+    },
+    /// A name that is not a preset and not `key=value` pairs.
+    UnknownPreset,
+    /// A malformed RFC 3339 timestamp.
+    Timestamp,
+    /// A malformed layout description; the message says which part.
+    Layout(&'static str),
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+        ParseError::Empty => f.write_str("empty input"),
+        ParseError::InvalidDigit { at } => {
+            write!(f, "invalid character at byte {at}")
+        }
+        ParseError::TooLong => f.write_str("too many digits for a 64-bit id"),
+        ParseError::Overflow => f.write_str("number does not fit in 63 bits"),
+        ParseError::UnknownEncoding { len } => write!(
+            f,
+            "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} characters)"
+        ),
+        ParseError::UnknownPreset => f.write_str(
+            "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, js-safe (or javascript-safe), names ignoring case; or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+        ),
+        ParseError::Timestamp => {
+            f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
+        }
+        ParseError::Layout(what) => write!(f, "invalid layout: {what}"),
+        }
+    }
+}
+
+impl core::error::Error for ParseError {}

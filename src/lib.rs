@@ -27,7 +27,7 @@
 //!   [`Ids`] iterator are reserved at once (see [`Generator::ids`] for the one surprise).
 //! - **Sequence exhausted**: the call waits for the next tick (sleeping while far, spinning
 //!   at the boundary), then mints with sequence 0. [`Generator::try_next_id`] returns
-//!   [`Error::WouldBlock`] with the wait instead.
+//!   [`MintError::WouldBlock`] with the wait instead.
 //! - **Clock behind the last tick**: chosen by [`ClockPolicy`]: reject (Snowflake), continue
 //!   on the last tick (Sonyflake, the default), or wait. [`GeneratorBuilder::max_wait`]
 //!   bounds all the waits of one call together (a batch returns what it minted when the

@@ -30,7 +30,7 @@ use crate::layout::Layout;
 ///   minting.
 ///
 /// For the highest rate, pin one thread per core and let each [lease](Generator::lease)
-/// its shard (see [`crate::affinity`] and the `pinned` example).
+/// its shard (see the `pinned` example).
 ///
 /// ```
 /// use flakeid::{Layout, ShardedGenerator};

@@ -4,7 +4,7 @@
 use core::fmt;
 
 /// Text that is not an ID, a timestamp or a layout: what [`Id`](crate::Id)'s and
-/// [`Encoding`](crate::Encoding)'s parsers return, and what [`Error::Parse`] carries from
+/// [`Encoding`](crate::Encoding)'s parsers return, and what [`Error::Parse`](crate::Error::Parse) carries from
 /// the layout string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

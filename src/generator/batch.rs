@@ -49,7 +49,7 @@ impl<C: Clock> Generator<C> {
     ///
     /// `max_wait` bounds all the iterator's waits together, over every run (time the
     /// consumer spends between items does not count). After an error, such as
-    /// [`Error::WaitTooLong`] when the bound is spent, the iterator yields that error once
+    /// [`MintError::WaitTooLong`](crate::MintError::WaitTooLong) when the bound is spent, the iterator yields that error once
     /// and then ends.
     ///
     /// **Order.** The iterator's own IDs strictly increase. A run is reserved when the

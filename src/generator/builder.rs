@@ -142,7 +142,7 @@ impl<C> GeneratorBuilder<C> {
     /// waits of one [`Generator::next_id`] or [`Generator::next_ids`] call, or of one
     /// [`Generator::ids`] iterator, together, whether for the next tick, a clock behind
     /// under [`ClockPolicy::Wait`], or another thread's lease. A wait known to be too
-    /// long fails at once with [`Error::WaitTooLong`]. `Duration::ZERO` never waits for
+    /// long fails at once with [`MintError::WaitTooLong`](crate::MintError::WaitTooLong). `Duration::ZERO` never waits for
     /// the clock. Also the furthest ahead of the clock [`GeneratorBuilder::resume_after`]
     /// accepts.
     pub fn max_wait(mut self, bound: Duration) -> Self {

@@ -157,7 +157,7 @@ impl<'g, C: Clock> Lease<'g, C> {
     }
 
     /// Mints the next ID without waiting, as [`Generator::try_next_id`] does: when it
-    /// would have to wait it returns [`Error::WouldBlock`] with how long.
+    /// would have to wait it returns [`MintError::WouldBlock`](crate::MintError::WouldBlock) with how long.
     #[inline]
     pub fn try_next_id(&mut self) -> Result<Id, MintError> {
         match self.mint_same_tick() {

@@ -291,7 +291,7 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Mints the next ID without waiting: when it would have to wait, it returns
-    /// [`Error::WouldBlock`] with how long (and [`MintError::Leased`] while leased).
+    /// [`MintError::WouldBlock`](crate::MintError::WouldBlock) with how long (and [`MintError::Leased`] while leased).
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, MintError> {
         self.mint_same_tick()

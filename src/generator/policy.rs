@@ -5,11 +5,11 @@
 /// In every policy IDs stay unique and strictly increasing; they differ in whether a call
 /// fails, keeps minting on the last tick, or waits. Every wait is bounded by the
 /// generator's `max_wait`; past it a call fails with
-/// [`Error::WaitTooLong`](crate::Error::WaitTooLong) instead of blocking for hours.
+/// [`MintError::WaitTooLong`](crate::MintError::WaitTooLong)(crate::MintError::WaitTooLong) instead of blocking for hours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum ClockPolicy {
     /// Twitter Snowflake's rule: fail with
-    /// [`Error::ClockBehind`](crate::Error::ClockBehind) naming how far behind, and change
+    /// [`MintError::ClockBehind`](crate::MintError::ClockBehind)(crate::MintError::ClockBehind) naming how far behind, and change
     /// no state.
     Reject,
     /// Sonyflake's rule (the default): keep counting the sequence on the last tick; when it

@@ -119,7 +119,7 @@ impl<C: Clock> Generator<C> {
 
     /// Mints the next ID, awaiting tokio's timer instead of spinning or sleeping the thread
     /// when the tick's sequence is used up or the clock is behind under
-    /// [`ClockPolicy::Wait`] (feature `tokio`). Meant for the long units (Sonyflake's
+    /// [`ClockPolicy::Wait`](crate::ClockPolicy::Wait) (feature `tokio`). Meant for the long units (Sonyflake's
     /// 10 ms): tokio's timer has millisecond resolution, so with 1 ms ticks the
     /// blocking [`Generator::next_id`] loses less of the cap. The total wait is bounded by
     /// `max_wait`, as for the blocking calls; a lease held elsewhere is awaited too.

@@ -110,7 +110,7 @@ pub(crate) fn duration_of_ns(ns: i128) -> Duration {
 /// The last instant a clock of `u64` Unix nanoseconds can name:
 /// 2554-07-21T23:34:33.709551615Z. Layouts may last longer (their IDs decode and compose
 /// past it), but no [`Clock`](crate::Clock) reaches further, so generators stop there with
-/// [`Error::ClockRangeEnd`].
+/// [`MintError::ClockRangeEnd`](crate::MintError::ClockRangeEnd).
 pub const CLOCK_END_UNIX_NS: u64 = u64::MAX;
 
 impl Layout {
@@ -298,7 +298,7 @@ impl Layout {
     }
     /// Whether a generator can mint until the end of the layout: false when the layout
     /// outlasts what a clock of `u64` nanoseconds can name ([`CLOCK_END_UNIX_NS`], in the
-    /// year 2554); such a generator stops there with [`Error::ClockRangeEnd`].
+    /// year 2554); such a generator stops there with [`MintError::ClockRangeEnd`](crate::MintError::ClockRangeEnd).
     pub const fn ends_within_clock_range(&self) -> bool {
         self.end_unix_ns() <= CLOCK_END_UNIX_NS as i128 + 1
     }

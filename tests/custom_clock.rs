@@ -1,9 +1,9 @@
-//! The generator on a clock the user writes, through `Generator::with_clock`: the API a
+//! The generator on a clock the user writes, through `GeneratorBuilder::with_clock`: the API a
 //! `no_std` build offers (no default clock there).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use flakeid::{Clock, Generator, Layout, MintError};
+use flakeid::{Clock, GeneratorBuilder, Layout, MintError};
 
 /// A clock a firmware might keep: ticks counted by an interrupt, here set by hand.
 struct InterruptClock {
@@ -22,7 +22,7 @@ fn a_user_clock_drives_the_generator() {
         unix_ms: AtomicU64::new(1_793_448_000_000),
     };
     let layout = Layout::javascript_safe();
-    let g = Generator::with_clock(layout, &clock)
+    let g = GeneratorBuilder::with_clock(layout, &clock)
         .node(9)
         .max_wait(core::time::Duration::ZERO)
         .build()

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use flakeid::decode::{Backend, Columns, Decoder, decode_scalar};
+use flakeid::decode::{Backend, Columns, Decoder};
 use flakeid::{Error, Layout, Order};
 
 struct Rng(u64);
@@ -205,5 +205,6 @@ fn bad_input_is_an_error() {
             })
         );
     }
-    assert_eq!(decode_scalar(&l, &[], Columns::default()), Ok(()));
+    let scalar = Decoder::with_backend(&l, Backend::Scalar);
+    assert_eq!(scalar.decode(&[], Columns::default()), Ok(()));
 }

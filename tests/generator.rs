@@ -45,7 +45,11 @@ fn patient(
 ) -> Generator<ManualClock> {
     let b = builder(layout, policy, clock).max_wait(Duration::from_secs(5));
     // 0 means a fresh start (ID 0 is node 0's, not this node's).
-    let b = if last == 0 { b } else { b.resume_after(last) };
+    let b = if last == 0 {
+        b
+    } else {
+        b.resume_after(flakeid::Id::try_from(last).unwrap())
+    };
     b.build().unwrap()
 }
 
@@ -304,7 +308,7 @@ fn resume_after_a_restart_onto_a_rolled_back_clock() {
             .node(5)
             .policy(ClockPolicy::Continue)
             .max_wait(Duration::from_secs(1))
-            .resume_after(last.get())
+            .resume_after(flakeid::Id::try_from(last).unwrap())
             .clock(clock.clone())
             .build()
     };
@@ -336,7 +340,7 @@ fn resume_after_refuses_ids_that_cannot_be_this_nodes_last() {
     let build = |layout: Layout, node: u64, last: u64| {
         Generator::builder(layout)
             .node(node)
-            .resume_after(last)
+            .resume_after(flakeid::Id::try_from(last).unwrap())
             .clock(clock.clone())
             .build()
     };

@@ -122,3 +122,56 @@ fn leases_and_shards() {
     });
     assert!(minted > 0);
 }
+
+/// The zero-copy view of a batch (`Id::as_u64s`, an `unsafe` cast) under Miri's checks.
+#[test]
+fn a_batch_viewed_as_u64s() {
+    let g = Generator::builder(tiny())
+        .node(1)
+        .clock(ManualClock::from_unix_ms(1_000))
+        .build()
+        .unwrap();
+    let mut batch = [Id::default(); 4];
+    let n = g.next_ids(&mut batch).unwrap();
+    let raw = Id::as_u64s(&batch[..n]);
+    assert_eq!(raw.len(), n);
+    for (r, id) in raw.iter().zip(&batch) {
+        assert_eq!(*r, id.get());
+    }
+}
+
+/// The scalar decode kernel (raw-pointer writes into the columns) under Miri, at every
+/// length from 0 to 9, with a bad ID in the last row.
+#[test]
+fn the_scalar_decoder_writes_only_its_columns() {
+    use flakeid::decode::{Backend, Columns, Decoder};
+    let layout = Layout::snowflake();
+    let decoder = Decoder::with_backend(&layout, Backend::Scalar);
+    for len in 0..10usize {
+        let mut ids: Vec<u64> = (0..len as u64).map(|i| (i << 22) | (3 << 12) | i).collect();
+        let (mut ticks, mut node) = (vec![0; len], vec![0; len]);
+        let ok = decoder.decode(
+            &ids,
+            Columns {
+                ticks: Some(&mut ticks),
+                node: Some(&mut node),
+                ..Columns::default()
+            },
+        );
+        assert_eq!(ok, Ok(()));
+        for i in 0..len {
+            assert_eq!((ticks[i], node[i]), (i as u64, 3));
+        }
+        if let Some(last) = ids.last_mut() {
+            *last |= 1 << 63;
+            let bad = decoder.decode(
+                &ids,
+                Columns {
+                    node: Some(&mut node),
+                    ..Columns::default()
+                },
+            );
+            assert!(bad.is_err());
+        }
+    }
+}

@@ -13,6 +13,7 @@ use crate::clock::Clock;
 #[cfg(feature = "std")]
 use crate::clock::MonotonicClock;
 use crate::error::Error;
+use crate::id::Id;
 use crate::layout::Layout;
 #[cfg(feature = "std")]
 use crate::node;
@@ -23,13 +24,14 @@ use crate::sync::AtomicU64;
 impl Generator<MonotonicClock> {
     /// Starts building a generator for `layout`, on the default monotonic clock.
     pub fn builder(layout: Layout) -> GeneratorBuilder<MonotonicClock> {
-        Generator::with_clock(layout, MonotonicClock::new())
+        GeneratorBuilder::with_clock(layout, MonotonicClock::new())
     }
 }
 
-impl<C: Clock> Generator<C> {
-    /// Starts building a generator for `layout` on `clock` (the way in without `std`,
-    /// where there is no default clock).
+impl<C: Clock> GeneratorBuilder<C> {
+    /// Starts building a generator for `layout` on `clock`: the way in without `std`,
+    /// where there is no default clock (with it, [`Generator::builder`] then
+    /// [`GeneratorBuilder::clock`] does the same).
     pub fn with_clock(layout: Layout, clock: C) -> GeneratorBuilder<C> {
         GeneratorBuilder {
             layout,
@@ -158,8 +160,8 @@ impl<C> GeneratorBuilder<C> {
     /// and one whose tick starts further ahead of the clock than `max_wait`
     /// ([`Error::ResumeAhead`]: an ID of another layout, or of a clock far ahead; the
     /// generator could mint only the rest of that tick before failing every call).
-    pub fn resume_after(mut self, last_id: u64) -> Self {
-        self.resume_after = Some(last_id);
+    pub fn resume_after(mut self, last_id: Id) -> Self {
+        self.resume_after = Some(last_id.get());
         self
     }
 

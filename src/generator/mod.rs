@@ -32,7 +32,7 @@ use crate::state::{self, Shape};
 use crate::sync::{self, AtomicU64, Ordering};
 
 /// The clock a generator gets when none is named: the [`MonotonicClock`]. It exists with
-/// `std` only; without it there is no default, and [`Generator::with_clock`] names the
+/// `std` only; without it there is no default, and [`GeneratorBuilder::with_clock`] names the
 /// clock.
 #[cfg(feature = "std")]
 pub type DefaultClock = MonotonicClock;

@@ -308,7 +308,7 @@ fn resume_after_a_restart_onto_a_rolled_back_clock() {
             .node(5)
             .policy(ClockPolicy::Continue)
             .max_wait(Duration::from_secs(1))
-            .resume_after(flakeid::Id::try_from(last).unwrap())
+            .resume_after(last)
             .clock(clock.clone())
             .build()
     };

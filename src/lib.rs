@@ -123,7 +123,7 @@ pub use generator::ClockPolicy;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use generator::DefaultClock;
 #[cfg(target_has_atomic = "64")]
-pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder, Ids, Lease};
+pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder, Ids, Lease, LeaseIds};
 pub use id::Id;
 #[cfg(feature = "std")]
 pub use layout::SonyflakeSettings;

@@ -3,12 +3,10 @@
 
 use core::fmt;
 use core::ops::Range;
-use core::time::Duration;
 
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::{Error, MintError};
-use crate::generator::ClockPolicy;
-use crate::generator::{DEFAULT_MAX_WAIT, Generator, Ids};
+use crate::generator::{Common, DefaultClock, Generator, Ids, common_setters};
 use crate::id::Id;
 use crate::layout::Layout;
 
@@ -45,7 +43,7 @@ use crate::layout::Layout;
 /// assert_eq!(parts.node, sharded.home_shard().node());
 /// # Ok::<(), flakeid::Error>(())
 /// ```
-pub struct ShardedGenerator<C = MonotonicClock> {
+pub struct ShardedGenerator<C = DefaultClock> {
     shards: Box<[Generator<C>]>,
     /// `u64::MAX / len + 1`: turns `thread index % len` into two multiplications.
     fastmod: u64,
@@ -71,14 +69,15 @@ fn thread_index() -> u32 {
 }
 
 impl ShardedGenerator<MonotonicClock> {
-    /// Starts building a sharded generator for `layout`, on the default monotonic clock.
+    /// Starts building a sharded generator for `layout`, on the default monotonic clock
+    /// (one clock, cloned into every shard).
     pub fn builder(layout: Layout) -> ShardedBuilder<MonotonicClock> {
         ShardedBuilder {
             layout,
             nodes: None,
             shards: None,
-            policy: ClockPolicy::default(),
-            max_wait: DEFAULT_MAX_WAIT,
+            common: Common::default(),
+            resume_after: Vec::new(),
             clock: MonotonicClock::new(),
         }
     }
@@ -157,15 +156,28 @@ impl<C: Clock> ShardedGenerator<C> {
 }
 
 /// Configures a [`ShardedGenerator`]: the block of node ids, the number of shards, and
-/// the clock, clock policy and wait bound every shard shares.
-#[derive(Debug)]
-pub struct ShardedBuilder<C = MonotonicClock> {
+/// what every shard shares with a single [`GeneratorBuilder`](crate::GeneratorBuilder)
+/// (the same setters: clock policy, wait bound, node-id hook; and a resume point per
+/// shard).
+pub struct ShardedBuilder<C = DefaultClock> {
     layout: Layout,
     nodes: Option<NodeBlock>,
     shards: Option<usize>,
-    policy: ClockPolicy,
-    max_wait: Duration,
+    common: Common,
+    resume_after: Vec<Id>,
     clock: C,
+}
+
+impl<C> fmt::Debug for ShardedBuilder<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShardedBuilder")
+            .field("layout", &self.layout)
+            .field("nodes", &self.nodes)
+            .field("shards", &self.shards)
+            .field("policy", &self.common.policy)
+            .field("max_wait", &self.common.max_wait)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -175,9 +187,13 @@ enum NodeBlock {
         datacenter: Option<u64>,
         workers: Range<u64>,
     },
+    /// Sonyflake's machine id of this host, and the ids after it.
+    PrivateIp,
 }
 
 impl<C> ShardedBuilder<C> {
+    common_setters!();
+
     /// The block of whole node ids (Sonyflake's machine ids) to give the shards, in order:
     /// shard `i` gets `nodes.start + i`. Ids past the number of shards are left unused.
     pub fn nodes(mut self, nodes: Range<u64>) -> Self {
@@ -187,15 +203,13 @@ impl<C> ShardedBuilder<C> {
 
     /// Snowflake's datacenter id for every shard; give [`ShardedBuilder::workers`] too.
     pub fn datacenter(mut self, datacenter: u64) -> Self {
-        self.nodes = Some(match self.nodes {
-            Some(NodeBlock::Workers { workers, .. }) => NodeBlock::Workers {
-                datacenter: Some(datacenter),
-                workers,
-            },
-            _ => NodeBlock::Workers {
-                datacenter: Some(datacenter),
-                workers: 0..0,
-            },
+        let workers = match self.nodes {
+            Some(NodeBlock::Workers { workers, .. }) => workers,
+            _ => 0..0,
+        };
+        self.nodes = Some(NodeBlock::Workers {
+            datacenter: Some(datacenter),
+            workers,
         });
         self
     }
@@ -214,6 +228,16 @@ impl<C> ShardedBuilder<C> {
         self
     }
 
+    /// The block starts at Sonyflake's default machine id of this host (the low 16 bits of
+    /// its first private IPv4 address, see
+    /// [`node::private_ip_machine_id`](crate::node::private_ip_machine_id)): shard `i`
+    /// gets that id plus `i`. Hosts must then be at least as many ids apart as they have
+    /// shards.
+    pub fn machine_ids_from_private_ip(mut self) -> Self {
+        self.nodes = Some(NodeBlock::PrivateIp);
+        self
+    }
+
     /// The number of shards (default: [`ShardedBuilder::per_core`]).
     pub fn shards(mut self, shards: usize) -> Self {
         self.shards = Some(shards);
@@ -227,27 +251,27 @@ impl<C> ShardedBuilder<C> {
         self
     }
 
-    /// The clock policy of every shard (see [`ClockPolicy`]).
-    pub fn policy(mut self, policy: ClockPolicy) -> Self {
-        self.policy = policy;
+    /// Starts each shard after the last ID it minted before a restart (as
+    /// [`GeneratorBuilder::resume_after`](crate::GeneratorBuilder::resume_after) does for
+    /// one generator): give the shards' `last_id()`s, in any order. Each ID goes to the
+    /// shard of its node; `build` refuses an ID whose node is no shard's
+    /// ([`Error::ResumeOtherNode`]) or that lies further ahead of the clock than the wait
+    /// bound ([`Error::ResumeAhead`]); a shard without an ID starts afresh.
+    pub fn resume_after(mut self, last_ids: impl IntoIterator<Item = Id>) -> Self {
+        self.resume_after = last_ids.into_iter().collect();
         self
     }
 
-    /// The bound on any wait, for every shard.
-    pub fn max_wait(mut self, bound: Duration) -> Self {
-        self.max_wait = bound;
-        self
-    }
-
-    /// Uses another clock; every shard gets a clone (for [`crate::CoarseClock`], clones
-    /// share one background thread).
+    /// Uses another clock; every shard gets a clone (so the clock must be `Clone`: every
+    /// clock of this crate is, and shares its state among clones; for
+    /// [`crate::CoarseClock`], one background thread).
     pub fn clock<D: Clock + Clone>(self, clock: D) -> ShardedBuilder<D> {
         ShardedBuilder {
             layout: self.layout,
             nodes: self.nodes,
             shards: self.shards,
-            policy: self.policy,
-            max_wait: self.max_wait,
+            common: self.common,
+            resume_after: self.resume_after,
             clock,
         }
     }
@@ -259,7 +283,9 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
     /// Errors: [`Error::NoShards`] for zero shards; [`Error::NodeMissing`] without a
     /// block (or, for [`ShardedBuilder::workers`], without a datacenter);
     /// [`Error::NodeBlockTooSmall`] when the block has fewer ids than shards;
-    /// [`Error::OutOfRange`] when an id the shards need lies outside the layout.
+    /// [`Error::OutOfRange`] when an id the shards need lies outside the layout;
+    /// [`Error::NodeRejected`] when the hook refuses one; the resume errors of
+    /// [`ShardedBuilder::resume_after`].
     pub fn build(self) -> Result<ShardedGenerator<C>, Error> {
         let shards = self.shards.unwrap_or_else(crate::affinity::cores);
         if shards == 0 {
@@ -271,6 +297,10 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
             None if layout.node_bits() == 0 => (0..1, None),
             None => return Err(Error::NodeMissing),
             Some(NodeBlock::Nodes(r)) => (r, None),
+            Some(NodeBlock::PrivateIp) => {
+                let base = u64::from(crate::node::private_ip_machine_id()?);
+                (base..base.saturating_add(shards as u64), None)
+            }
             Some(NodeBlock::Workers {
                 datacenter: Some(d),
                 workers,
@@ -281,7 +311,7 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
         };
         let node_of = |id| match datacenter {
             Some(d) => layout.node_of(d, id),
-            None => layout.check_node(id),
+            None => Ok(id),
         };
         let available = range.end.saturating_sub(range.start);
         if available < shards as u64 || u32::try_from(shards).is_err() {
@@ -290,14 +320,26 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
                 nodes: available,
             });
         }
-        let generators = (range.start..range.start + shards as u64)
-            .map(|id| {
-                Generator::builder(layout)
-                    .node(node_of(id)?)
-                    .policy(self.policy)
-                    .max_wait(self.max_wait)
-                    .clock(self.clock.clone())
-                    .build()
+        let nodes = (range.start..range.start + shards as u64)
+            .map(|id| node_of(id).and_then(|n| layout.check_node(n)))
+            .collect::<Result<Vec<u64>, Error>>()?;
+        // Each resume point goes to the shard of its node; the latest wins.
+        let mut resume: Vec<Option<u64>> = vec![None; shards];
+        for id in &self.resume_after {
+            let id_node = layout.decompose(id.get())?.node;
+            let Some(shard) = nodes.iter().position(|&n| n == id_node) else {
+                return Err(Error::ResumeOtherNode {
+                    id_node,
+                    node: nodes[0],
+                });
+            };
+            resume[shard] = resume[shard].max(Some(id.get()));
+        }
+        let generators = nodes
+            .iter()
+            .zip(resume)
+            .map(|(&node, last)| {
+                Generator::assemble(layout, node, &self.common, last, self.clock.clone())
             })
             .collect::<Result<Box<[_]>, Error>>()?;
         Ok(ShardedGenerator {

@@ -474,6 +474,15 @@ fn errors_say_what_to_do() {
     fails(&["gen", "--machine-id", "5"], None, "Snowflake-ordered");
     fails(&["compose", "--node", "1"], None, "--ticks");
     fails(
+        &[
+            "layout",
+            "--layout",
+            "seq=1,node=1,epoch=2999-01-01T00:00:00Z",
+        ],
+        None,
+        "lies in the future",
+    );
+    fails(
         &["compose", "--time", "2000-01-01T00:00:00Z", "--node", "1"],
         None,
         "before the layout's epoch 2010-11-04T01:42:54.657Z",

@@ -483,3 +483,89 @@ fn internal_and_external_iteration_agree() {
     let step = 1; // time|node|sequence: consecutive sequence numbers are 1 apart
     assert_eq!(sum, step + 2 * step);
 }
+
+/// A lease's `ids` mints with stores, like `Generator::ids`; every mint after it, by any
+/// call of the lease (`try_next_id`, `next_id`, `next_ids`) or by the shared path after
+/// the lease, is larger: the iterator cannot leave the lease minting from a stale copy.
+#[test]
+fn a_lease_iterates_and_carries_on_after_its_iterator() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = Generator::builder(wide())
+        .node(2)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut lease = g.lease().unwrap();
+    let first = lease.next_id().unwrap();
+    let ids: Vec<Id> = lease.ids(100).collect::<Result<_, _>>().unwrap();
+    assert_eq!(ids.len(), 100);
+    assert!(ids[0] > first && ids.windows(2).all(|w| w[0] < w[1]));
+    let after_try = lease.try_next_id().unwrap();
+    assert!(after_try > ids[99], "{after_try} after {}", ids[99]);
+    // A partly used iterator, then the other calls.
+    let mut it = lease.ids(10);
+    let a = it.next().unwrap().unwrap();
+    let b = lease.next_id().unwrap();
+    assert!(a > after_try && b > a);
+    let mut batch = [Id::default(); 5];
+    assert_eq!(lease.next_ids(&mut batch).unwrap(), 5);
+    assert!(batch[0] > b);
+    // An iterator made and never used: still no stale copy.
+    let _unused = lease.ids(3);
+    let c = lease.try_next_id().unwrap();
+    assert!(c > batch[4]);
+    drop(lease);
+    assert!(g.next_id().unwrap() > c);
+}
+
+/// What a single generator's builder has, the sharded one has per shard: the node-id hook
+/// and a resume point per shard (each ID to the shard of its node).
+#[test]
+fn the_sharded_builder_checks_nodes_and_resumes_each_shard() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let build = || {
+        ShardedGenerator::builder(wide())
+            .nodes(4..8)
+            .shards(3)
+            .clock(clock.clone())
+    };
+    assert_eq!(
+        build().check_node(|n| n != 5).build().unwrap_err(),
+        Error::NodeRejected { node: 5 }
+    );
+    let first = build().build().unwrap();
+    let last: Vec<Id> = first
+        .shards()
+        .iter()
+        .map(|g| {
+            g.next_id().unwrap();
+            g.next_id().unwrap()
+        })
+        .collect();
+    drop(first);
+    clock.step_back(std::time::Duration::from_millis(100));
+    let resumed = build()
+        .resume_after(last.iter().rev().copied())
+        .build()
+        .unwrap();
+    for (shard, last) in resumed.shards().iter().zip(&last) {
+        assert!(shard.next_id().unwrap() > *last, "shard {}", shard.node());
+    }
+    // The private-IP block: this host's machine id and the ids after it, or the error
+    // that names the missing address (as in this sandbox).
+    match ShardedGenerator::builder(Layout::sonyflake())
+        .machine_ids_from_private_ip()
+        .shards(2)
+        .build()
+    {
+        Ok(s) => assert_eq!(s.shards()[1].node(), s.shards()[0].node() + 1),
+        Err(e) => assert_eq!(e, Error::NoPrivateIp),
+    }
+    let stranger = wide().compose(1, 0, 9).unwrap();
+    assert!(matches!(
+        build()
+            .resume_after([Id::try_from(stranger).unwrap()])
+            .build(),
+        Err(Error::ResumeOtherNode { id_node: 9, .. })
+    ));
+}

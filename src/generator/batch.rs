@@ -70,19 +70,15 @@ impl<C: Clock> Generator<C> {
     /// # Ok::<(), flakeid::Error>(())
     /// ```
     pub fn ids(&self, count: usize) -> Ids<'_, C> {
-        Ids {
-            generator: self,
-            id: 0,
-            in_run: 0,
-            remaining: count,
-            budget: WaitBudget::default(),
-        }
+        Ids::new(self, count)
     }
 }
 
-/// The iterator of [`Generator::ids`]: `count` IDs reserved in runs, one CAS per run.
+/// The iterator of [`Generator::ids`] (and, as [`LeaseIds`], of
+/// [`Lease::ids`](crate::Lease::ids)): `count` IDs reserved in runs, one compare-and-swap
+/// (or, leased, one store) per run.
 #[derive(Debug)]
-pub struct Ids<'g, C = DefaultClock> {
+pub struct Ids<'g, C = DefaultClock, const LEASED: bool = false> {
     generator: &'g Generator<C>,
     /// The next ID of the reserved run, and how many of the run are left; IDs of a run
     /// are one sequence step apart.
@@ -93,19 +89,33 @@ pub struct Ids<'g, C = DefaultClock> {
     budget: WaitBudget,
 }
 
-impl<C: Clock> Ids<'_, C> {
+/// The iterator of [`Lease::ids`](crate::Lease::ids): runs reserved with plain stores.
+pub type LeaseIds<'l, C = DefaultClock> = Ids<'l, C, true>;
+
+impl<'g, C: Clock, const LEASED: bool> Ids<'g, C, LEASED> {
+    /// `count` IDs from `generator`; `LEASED` only for the holder of its lease.
+    pub(super) fn new(generator: &'g Generator<C>, count: usize) -> Self {
+        Ids {
+            generator,
+            id: 0,
+            in_run: 0,
+            remaining: count,
+            budget: WaitBudget::default(),
+        }
+    }
+
     /// Reserves the next run (as much of the rest as fits in the current tick).
     fn refill(&mut self) -> Result<(), MintError> {
         let (first, last) = self
             .generator
-            .reserve_run::<false>(self.remaining as u64, &mut self.budget)?;
+            .reserve_run::<LEASED>(self.remaining as u64, &mut self.budget)?;
         self.id = self.generator.id_of(first);
         self.in_run = last - first + 1;
         Ok(())
     }
 }
 
-impl<C: Clock> Iterator for Ids<'_, C> {
+impl<C: Clock, const LEASED: bool> Iterator for Ids<'_, C, LEASED> {
     type Item = Result<Id, MintError>;
 
     #[inline]
@@ -159,4 +169,4 @@ impl<C: Clock> Iterator for Ids<'_, C> {
     }
 }
 
-impl<C: Clock> core::iter::FusedIterator for Ids<'_, C> {}
+impl<C: Clock, const LEASED: bool> core::iter::FusedIterator for Ids<'_, C, LEASED> {}

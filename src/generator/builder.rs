@@ -36,9 +36,7 @@ impl<C: Clock> GeneratorBuilder<C> {
         GeneratorBuilder {
             layout,
             node: NodeSpec::Unset,
-            check: None,
-            policy: ClockPolicy::default(),
-            max_wait: DEFAULT_MAX_WAIT,
+            common: Common::default(),
             resume_after: None,
             clock,
         }
@@ -53,18 +51,92 @@ enum NodeSpec {
     PrivateIp,
 }
 
+/// The node-id hook; shared (an `Arc`) so that a sharded builder checks every shard's id
+/// with the one hook.
 #[cfg(feature = "std")]
-type NodeCheck = Box<dyn Fn(u64) -> bool + Send + Sync>;
+pub(crate) type NodeCheck = std::sync::Arc<dyn Fn(u64) -> bool + Send + Sync>;
 #[cfg(not(feature = "std"))]
-type NodeCheck = fn(u64) -> bool;
+pub(crate) type NodeCheck = fn(u64) -> bool;
+
+/// What [`GeneratorBuilder`] and [`ShardedBuilder`](crate::ShardedBuilder) set alike, for
+/// every generator they build; [`common_setters`] writes the setters of both.
+#[derive(Clone)]
+pub(crate) struct Common {
+    pub(crate) check: Option<NodeCheck>,
+    pub(crate) policy: ClockPolicy,
+    pub(crate) max_wait: Duration,
+}
+
+impl Default for Common {
+    fn default() -> Self {
+        Common {
+            check: None,
+            policy: ClockPolicy::default(),
+            max_wait: DEFAULT_MAX_WAIT,
+        }
+    }
+}
+
+impl Common {
+    /// Runs the hook on `node`: [`Error::NodeRejected`] if it says no.
+    pub(crate) fn check(&self, node: u64) -> Result<u64, Error> {
+        match &self.check {
+            Some(check) if !check(node) => Err(Error::NodeRejected { node }),
+            _ => Ok(node),
+        }
+    }
+}
+
+/// The setters [`GeneratorBuilder`] and [`ShardedBuilder`](crate::ShardedBuilder) share,
+/// written once; the builder's `common` field holds what they set.
+macro_rules! common_setters {
+    () => {
+        /// What to do when the clock reads earlier than the last tick used (see
+        /// [`ClockPolicy`](crate::ClockPolicy)).
+        pub fn policy(mut self, policy: $crate::ClockPolicy) -> Self {
+            self.common.policy = policy;
+            self
+        }
+
+        /// The bound on the total time one call waits (default
+        /// [`DEFAULT_MAX_WAIT`](crate::DEFAULT_MAX_WAIT)): all the waits of one `next_id`
+        /// or `next_ids` call, or of one `ids` iterator, together, whether for the next
+        /// tick, a clock behind under [`ClockPolicy::Wait`](crate::ClockPolicy::Wait), or
+        /// another thread's lease. A wait known to be too long fails at once with
+        /// [`MintError::WaitTooLong`](crate::MintError::WaitTooLong). `Duration::ZERO`
+        /// never waits for the clock. Also the furthest ahead of the clock a resume point
+        /// may lie.
+        pub fn max_wait(mut self, bound: core::time::Duration) -> Self {
+            self.common.max_wait = bound;
+            self
+        }
+
+        /// A hook that may refuse a node id (Sonyflake's `CheckMachineID`): return `false`
+        /// and `build` fails with [`Error::NodeRejected`](crate::Error::NodeRejected).
+        #[cfg(feature = "std")]
+        pub fn check_node(mut self, check: impl Fn(u64) -> bool + Send + Sync + 'static) -> Self {
+            self.common.check = Some(std::sync::Arc::new(check));
+            self
+        }
+
+        /// A hook that may refuse a node id (Sonyflake's `CheckMachineID`): return `false`
+        /// and `build` fails with [`Error::NodeRejected`](crate::Error::NodeRejected).
+        /// (Without `std`, a plain function.)
+        #[cfg(not(feature = "std"))]
+        pub fn check_node(mut self, check: fn(u64) -> bool) -> Self {
+            self.common.check = Some(check);
+            self
+        }
+    };
+}
+#[cfg(feature = "std")]
+pub(crate) use common_setters;
 
 /// Configures a [`Generator`]: node id, clock, clock policy and wait bound.
 pub struct GeneratorBuilder<C = DefaultClock> {
     layout: Layout,
     node: NodeSpec,
-    check: Option<NodeCheck>,
-    policy: ClockPolicy,
-    max_wait: Duration,
+    common: Common,
     resume_after: Option<u64>,
     clock: C,
 }
@@ -73,20 +145,23 @@ impl<C> fmt::Debug for GeneratorBuilder<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GeneratorBuilder")
             .field("layout", &self.layout)
-            .field("policy", &self.policy)
-            .field("max_wait", &self.max_wait)
+            .field("policy", &self.common.policy)
+            .field("max_wait", &self.common.max_wait)
             .finish_non_exhaustive()
     }
 }
 
 impl<C> GeneratorBuilder<C> {
+    common_setters!();
+
     /// The node id (the whole node field; Sonyflake's machine id). Range-checked at build.
     pub fn node(mut self, node: u64) -> Self {
         self.node = NodeSpec::Node(node);
         self
     }
 
-    /// Sonyflake's name for [`GeneratorBuilder::node`].
+    /// [`GeneratorBuilder::node`] under Sonyflake's documented name for it (`MachineID` in
+    /// its `Settings`), for Sonyflake layouts.
     pub fn machine_id(self, machine_id: u64) -> Self {
         self.node(machine_id)
     }
@@ -118,40 +193,6 @@ impl<C> GeneratorBuilder<C> {
         self
     }
 
-    /// A hook that may refuse the node id (Sonyflake's `CheckMachineID`): return `false`
-    /// and `build` fails with [`Error::NodeRejected`].
-    #[cfg(feature = "std")]
-    pub fn check_node(mut self, check: impl Fn(u64) -> bool + Send + Sync + 'static) -> Self {
-        self.check = Some(Box::new(check));
-        self
-    }
-
-    /// A hook that may refuse the node id (Sonyflake's `CheckMachineID`): return `false`
-    /// and `build` fails with [`Error::NodeRejected`]. (Without `std`, a plain function.)
-    #[cfg(not(feature = "std"))]
-    pub fn check_node(mut self, check: fn(u64) -> bool) -> Self {
-        self.check = Some(check);
-        self
-    }
-
-    /// What to do when the clock reads earlier than the last tick used.
-    pub fn policy(mut self, policy: ClockPolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// The bound on the total time one call waits (default [`DEFAULT_MAX_WAIT`]): all the
-    /// waits of one [`Generator::next_id`] or [`Generator::next_ids`] call, or of one
-    /// [`Generator::ids`] iterator, together, whether for the next tick, a clock behind
-    /// under [`ClockPolicy::Wait`], or another thread's lease. A wait known to be too
-    /// long fails at once with [`MintError::WaitTooLong`](crate::MintError::WaitTooLong). `Duration::ZERO` never waits for
-    /// the clock. Also the furthest ahead of the clock [`GeneratorBuilder::resume_after`]
-    /// accepts.
-    pub fn max_wait(mut self, bound: Duration) -> Self {
-        self.max_wait = bound;
-        self
-    }
-
     /// Starts after an ID minted earlier (by this node, persisted across a restart): every
     /// new ID is larger, even if the clock now reads earlier.
     ///
@@ -171,9 +212,7 @@ impl<C> GeneratorBuilder<C> {
         GeneratorBuilder {
             layout: self.layout,
             node: self.node,
-            check: self.check,
-            policy: self.policy,
-            max_wait: self.max_wait,
+            common: self.common,
             resume_after: self.resume_after,
             clock,
         }
@@ -190,23 +229,38 @@ impl<C> GeneratorBuilder<C> {
             #[cfg(feature = "std")]
             NodeSpec::PrivateIp => u64::from(node::private_ip_machine_id()?),
         };
-        l.check_node(node)
+        Ok(node)
     }
 }
 
 impl<C: Clock> GeneratorBuilder<C> {
-    /// Checks the node id and builds the generator.
+    /// Checks the node id (range and hook) and the resume point, and builds the generator.
     pub fn build(self) -> Result<Generator<C>, Error> {
         let node = self.resolve_node()?;
-        if let Some(check) = &self.check
-            && !check(node)
-        {
-            return Err(Error::NodeRejected { node });
-        }
-        let layout = self.layout;
+        Generator::assemble(
+            self.layout,
+            node,
+            &self.common,
+            self.resume_after,
+            self.clock,
+        )
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// Where both builders end: checks `node` (against the layout and the hook) and the
+    /// resume point, and makes the generator.
+    pub(crate) fn assemble(
+        layout: Layout,
+        node: u64,
+        common: &Common,
+        resume_after: Option<u64>,
+        clock: C,
+    ) -> Result<Generator<C>, Error> {
+        let node = common.check(layout.check_node(node)?)?;
         let shape = Shape::of(&layout);
         let mut word = shape.initial();
-        if let Some(last) = self.resume_after {
+        if let Some(last) = resume_after {
             let parts = layout.decompose(last)?;
             if parts.node != node {
                 return Err(Error::ResumeOtherNode {
@@ -214,11 +268,11 @@ impl<C: Clock> GeneratorBuilder<C> {
                     node,
                 });
             }
-            let ahead = layout.unix_ns_of(parts.ticks)? - i128::from(self.clock.unix_ns());
-            if ahead > self.max_wait.as_nanos() as i128 {
+            let ahead = layout.unix_ns_of(parts.ticks)? - i128::from(clock.unix_ns());
+            if ahead > common.max_wait.as_nanos() as i128 {
                 return Err(Error::ResumeAhead {
                     ahead: crate::layout::duration_of_ns(ahead),
-                    bound: self.max_wait,
+                    bound: common.max_wait,
                 });
             }
             word = word.max(shape.pack(parts.ticks, parts.sequence));
@@ -234,8 +288,8 @@ impl<C: Clock> GeneratorBuilder<C> {
             node_field: node << layout.node_shift(),
             unit_ns: layout.unit_ns(),
             epoch_tick: layout.epoch_tick(),
-            policy: self.policy,
-            max_wait: self.max_wait,
+            policy: common.policy,
+            max_wait: common.max_wait,
             layout,
             node,
             #[cfg(feature = "std")]
@@ -243,7 +297,7 @@ impl<C: Clock> GeneratorBuilder<C> {
                 lock: crate::sync::Mutex::new(()),
                 wake: crate::sync::Condvar::new(),
             },
-            clock: self.clock,
+            clock,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! [`Lease`]: one caller mints alone, with plain stores; everyone else sleeps until it
 //! ends (bounded).
 
-use super::{DefaultClock, Generator, WaitBudget};
+use super::{DefaultClock, Generator, LeaseIds, WaitBudget};
 use crate::clock::Clock;
 use crate::error::MintError;
 use crate::id::Id;
@@ -196,7 +196,9 @@ impl<'g, C: Clock> Lease<'g, C> {
     #[cold]
     #[inline(never)]
     fn try_next_id_slow(&mut self) -> Result<Id, MintError> {
-        let result = self.generator.try_next_id_slow::<true>(self.word);
+        // From the word itself, not the cached copy, which `ids` may have left stale.
+        let word = self.generator.load_word::<true>();
+        let result = self.generator.try_next_id_slow::<true>(word);
         self.cache(self.generator.load_word::<true>());
         result
     }
@@ -206,6 +208,27 @@ impl<'g, C: Clock> Lease<'g, C> {
         let result = self.generator.fill::<true>(out);
         self.cache(self.generator.load_word::<true>());
         result
+    }
+
+    /// An iterator over `count` new IDs, as [`Generator::ids`] gives, reserved with a
+    /// store per run instead of a compare-and-swap. The lease is borrowed while it lives.
+    ///
+    /// ```
+    /// use flakeid::{Generator, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::snowflake()).node(3).build()?;
+    /// let mut lease = generator.lease()?;
+    /// let ids: Vec<_> = lease.ids(1000).collect::<Result<_, _>>()?;
+    /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    /// assert!(lease.next_id()? > ids[999]);
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
+    pub fn ids(&mut self, count: usize) -> LeaseIds<'_, C> {
+        // The iterator moves the word on its own; the cached copy is stale from here, so
+        // the next mint takes the slow path, which reloads it. (Invalidated now, not when
+        // the iterator is dropped, so a leaked iterator cannot leave a stale cache.)
+        self.tick_len = 0;
+        LeaseIds::new(self.generator, count)
     }
 
     /// The leased generator.

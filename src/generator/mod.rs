@@ -9,8 +9,10 @@ mod lease;
 mod policy;
 mod slow;
 
-pub use batch::Ids;
+pub use batch::{Ids, LeaseIds};
 pub use builder::GeneratorBuilder;
+#[cfg(feature = "std")]
+pub(crate) use builder::{Common, common_setters};
 pub use lease::Lease;
 #[cfg(feature = "std")]
 use lease::LeaseWaiters;

@@ -70,7 +70,10 @@ impl FromStr for Layout {
     /// to what is left of 63), `dc` (datacenter bits inside `node`, default 0), `order`
     /// (`tns` = time|node|sequence, the default, or `tsn` = time|sequence|node), `unit`
     /// (`1ms` default; `ns`, `us`, `ms`, `s`) and `epoch` (RFC 3339 or Unix milliseconds;
-    /// default 1970-01-01T00:00:00Z).
+    /// default 1970-01-01T00:00:00Z). Every rule of [`LayoutBuilder`](crate::LayoutBuilder)
+    /// is checked but one, the same with and without `std`: an epoch ahead of the clock is
+    /// accepted (there is no clock without `std`;
+    /// [`LayoutBuilder::build`](crate::LayoutBuilder::build) refuses it).
     fn from_str(s: &str) -> Result<Layout, Error> {
         let s = s.trim();
         let named = |names: &[&str]| names.iter().any(|n| s.eq_ignore_ascii_case(n));
@@ -152,10 +155,9 @@ impl FromStr for Layout {
             None => 63u32.saturating_sub(seq.saturating_add(node)),
         };
         let b = b.time_bits(time).sequence_bits(seq).node_bits(node);
-        // Without std there is no clock to call an epoch "in the future" against.
-        #[cfg(feature = "std")]
-        return b.build();
-        #[cfg(not(feature = "std"))]
-        return b.build_at(u64::MAX);
+        // The same in every build: without std there is no clock to judge "the future"
+        // against, so the string never does (the `flakeid` tool and `LayoutBuilder::build`
+        // do).
+        b.build_at(u64::MAX)
     }
 }

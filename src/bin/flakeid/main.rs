@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use flakeid::{Error, Field, Layout, Order};
+use flakeid::{Clock, Error, Field, Layout, Order};
 
 use args::{Cli, Command, LayoutArg, MachineIdSource, NodeArgs};
 
@@ -60,10 +60,17 @@ pub(crate) fn warn(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
+/// The `--layout`, refusing an epoch ahead of the clock (the library's layout string does
+/// not judge that; `LayoutBuilder::build` does).
 pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
-    arg.layout
-        .parse()
-        .map_err(|e| CliError::new(Some("--layout"), format!("{:?}: {e}", arg.layout)))
+    let flag = |e| CliError::new(Some("--layout"), format!("{:?}: {e}", arg.layout));
+    let layout: Layout = arg.layout.parse().map_err(flag)?;
+    if layout.epoch_unix_ns() > i128::from(flakeid::SystemClock.unix_ns()) {
+        return Err(flag(Error::EpochInFuture {
+            epoch_unix_ms: layout.epoch_unix_ms(),
+        }));
+    }
+    Ok(layout)
 }
 
 pub(crate) fn node_flag(field: Field, args: &NodeArgs) -> &'static str {

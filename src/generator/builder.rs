@@ -218,6 +218,24 @@ impl<C> GeneratorBuilder<C> {
         }
     }
 
+    /// The node id the generator will get: resolved from what was set (a node, a
+    /// datacenter and worker, the private IP), checked against the layout and put to the
+    /// hook, as `build` does, without building.
+    ///
+    /// ```
+    /// use flakeid::{Error, Generator, Layout};
+    ///
+    /// let b = Generator::builder(Layout::snowflake()).datacenter(3).worker(17);
+    /// assert_eq!(b.node_id()?, 3 << 5 | 17);
+    /// let missing = Generator::builder(Layout::snowflake()).datacenter(3);
+    /// assert_eq!(missing.node_id(), Err(Error::NodeMissing));
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
+    pub fn node_id(&self) -> Result<u64, Error> {
+        let node = self.resolve_node()?;
+        self.common.check(self.layout.check_node(node)?)
+    }
+
     fn resolve_node(&self) -> Result<u64, Error> {
         let l = &self.layout;
         let node = match self.node {

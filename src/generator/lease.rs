@@ -152,7 +152,7 @@ impl<'g, C: Clock> Lease<'g, C> {
     pub fn next_id(&mut self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
             Some(id) => Ok(id),
-            None => self.next_id_slow(),
+            None => self.mint_slow::<true>(),
         }
     }
 
@@ -162,43 +162,29 @@ impl<'g, C: Clock> Lease<'g, C> {
     pub fn try_next_id(&mut self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
             Some(id) => Ok(id),
-            None => self.try_next_id_slow(),
+            None => self.mint_slow::<false>(),
         }
     }
 
-    /// The fast path: the same decision as `Generator::same_tick_step`, on the cached
-    /// tick bounds, and a plain store.
+    /// The fast path: the generator's decision, on the cached tick bounds, and a plain
+    /// store.
     #[inline(always)]
     fn mint_same_tick(&mut self) -> Option<Id> {
         let g = self.generator;
         let word = self.word;
-        if g.shape.sequence(word) != g.shape.max_sequence
-            && g.clock.recent_unix_ns().wrapping_sub(self.tick_start) < self.tick_len
-        {
-            let next = word + 1;
-            self.word = next;
-            let _ = g.commit::<true>(word, next);
-            return Some(g.id(next));
-        }
-        None
+        let (start, len) = (self.tick_start, self.tick_len);
+        let next = g.step_in_tick(word, |now| now.wrapping_sub(start) < len)?;
+        self.word = next;
+        let _ = g.commit::<true>(word, next);
+        Some(g.id(next))
     }
 
+    /// The slow path of both: the generator's (it reloads the word itself, so a copy
+    /// `ids` left stale does no harm), then a fresh copy of the word.
     #[cold]
     #[inline(never)]
-    fn next_id_slow(&mut self) -> Result<Id, MintError> {
-        let result = self
-            .generator
-            .reserve_run::<true>(1, &mut WaitBudget::default());
-        self.cache(self.generator.load_word::<true>());
-        result.map(|(first, _)| self.generator.id(first))
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn try_next_id_slow(&mut self) -> Result<Id, MintError> {
-        // From the word itself, not the cached copy, which `ids` may have left stale.
-        let word = self.generator.load_word::<true>();
-        let result = self.generator.try_next_id_slow::<true>(word);
+    fn mint_slow<const BLOCK: bool>(&mut self) -> Result<Id, MintError> {
+        let result = self.generator.next_id_slow::<true, BLOCK>();
         self.cache(self.generator.load_word::<true>());
         result
     }

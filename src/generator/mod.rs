@@ -185,7 +185,7 @@ impl<C: Clock> Generator<C> {
     pub fn next_id(&self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
             Ok(id) => Ok(id),
-            Err(_) => self.next_id_slow::<false>(),
+            Err(_) => self.next_id_slow::<false, true>(),
         }
     }
 
@@ -222,11 +222,20 @@ impl<C: Clock> Generator<C> {
     /// clock.
     #[inline(always)]
     pub(super) fn same_tick_step(&self, word: u64) -> Option<u64> {
+        self.step_in_tick(word, |now| {
+            u128::from(now).wrapping_sub(self.tick_start_of(word)) < u128::from(self.unit_ns)
+        })
+    }
+
+    /// The decision itself, shared with [`Lease`], which places the clock's reading in the
+    /// tick from bounds it caches: `word + 1` if the tick has sequence left and `in_tick`
+    /// says the clock's recent reading lies in it.
+    #[inline(always)]
+    pub(super) fn step_in_tick(&self, word: u64, in_tick: impl FnOnce(u64) -> bool) -> Option<u64> {
         if self.shape.sequence(word) == self.shape.max_sequence {
             return None;
         }
-        let now = u128::from(self.clock.recent_unix_ns());
-        (now.wrapping_sub(self.tick_start_of(word)) < u128::from(self.unit_ns)).then_some(word + 1)
+        in_tick(self.clock.recent_unix_ns()).then_some(word + 1)
     }
 
     /// Start of `word`'s tick in Unix ns: [`Layout::unix_ns_of`] on the generator's cached
@@ -297,6 +306,6 @@ impl<C: Clock> Generator<C> {
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, MintError> {
         self.mint_same_tick()
-            .or_else(|word| self.try_next_id_slow::<false>(word))
+            .or_else(|_| self.next_id_slow::<false, false>())
     }
 }

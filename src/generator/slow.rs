@@ -32,10 +32,13 @@ const SLEEP_ABOVE: Duration = Duration::from_micros(300);
 const SLEEP_MARGIN: Duration = Duration::from_micros(150);
 
 impl<C: Clock> Generator<C> {
+    /// The slow path of `next_id` (`BLOCK`) and of `try_next_id` (not): one ID.
     #[cold]
     #[inline(never)]
-    pub(super) fn next_id_slow<const LEASED: bool>(&self) -> Result<Id, MintError> {
-        self.reserve_run::<LEASED>(1, &mut WaitBudget::default())
+    pub(super) fn next_id_slow<const LEASED: bool, const BLOCK: bool>(
+        &self,
+    ) -> Result<Id, MintError> {
+        self.reserve::<LEASED, BLOCK>(1, &mut WaitBudget::default())
             .map(|(first, _)| self.id(first))
     }
 
@@ -50,14 +53,24 @@ impl<C: Clock> Generator<C> {
         want: u64,
         budget: &mut WaitBudget,
     ) -> Result<(u64, u64), MintError> {
-        let result = self.reserve_run_waiting::<LEASED>(want, budget);
+        self.reserve::<LEASED, true>(want, budget)
+    }
+
+    /// The one loop of every slow path. `BLOCK`: wait (bounded) where a wait is needed;
+    /// otherwise fail with `WouldBlock` or `Leased` instead.
+    fn reserve<const LEASED: bool, const BLOCK: bool>(
+        &self,
+        want: u64,
+        budget: &mut WaitBudget,
+    ) -> Result<(u64, u64), MintError> {
+        let result = self.reserve_run_waiting::<LEASED, BLOCK>(want, budget);
         // Time between two runs of an `Ids` iterator is the consumer's, not a wait.
         budget.spent = self.waited(budget);
         budget.since = None;
         result
     }
 
-    pub(super) fn reserve_run_waiting<const LEASED: bool>(
+    fn reserve_run_waiting<const LEASED: bool, const BLOCK: bool>(
         &self,
         want: u64,
         waited: &mut WaitBudget,
@@ -65,6 +78,9 @@ impl<C: Clock> Generator<C> {
         let mut word = self.load_word::<LEASED>();
         loop {
             if !LEASED && word & state::LEASED != 0 {
+                if !BLOCK {
+                    return Err(MintError::Leased);
+                }
                 self.wait_for_lease(waited)?;
                 word = self.load_word::<LEASED>();
                 continue;
@@ -78,37 +94,16 @@ impl<C: Clock> Generator<C> {
                     Err(actual) => word = actual,
                 },
                 Step::WaitFor { until } => {
-                    self.wait_for(until, waited)?;
-                    word = self.load_word::<LEASED>();
-                }
-                other => return Err(self.refusal(other, word)),
-            }
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    pub(super) fn try_next_id_slow<const LEASED: bool>(
-        &self,
-        mut word: u64,
-    ) -> Result<Id, MintError> {
-        loop {
-            if !LEASED && word & state::LEASED != 0 {
-                return Err(MintError::Leased);
-            }
-            let now = self.now_ticks()?;
-            match state::reserve(self.shape, word, now, self.policy, 1) {
-                Step::Mint { first, .. } => match self.commit::<LEASED>(word, first) {
-                    Ok(()) => return Ok(self.id(first)),
-                    Err(actual) => word = actual,
-                },
-                Step::WaitFor { until } => {
-                    let target = self.tick_start_ns(until)?;
-                    let now_ns = self.clock.unix_ns();
-                    if now_ns < target {
-                        return Err(MintError::WouldBlock {
-                            wait_ns: target - now_ns,
-                        });
+                    if BLOCK {
+                        self.wait_for(until, waited)?;
+                    } else {
+                        let target = self.tick_start_ns(until)?;
+                        let now_ns = self.clock.unix_ns();
+                        if now_ns < target {
+                            return Err(MintError::WouldBlock {
+                                wait_ns: target - now_ns,
+                            });
+                        }
                     }
                     word = self.load_word::<LEASED>();
                 }
@@ -145,10 +140,7 @@ impl<C: Clock> Generator<C> {
                 Err(MintError::Leased) => Duration::from_millis(1),
                 done => return done,
             };
-            let spent = started.elapsed();
-            if spent.saturating_add(wait) > self.max_wait {
-                return Err(MintError::wait_too_long(wait, spent));
-            }
+            self.within_bound(started.elapsed(), wait)?;
             tokio::time::sleep(wait).await;
         }
     }
@@ -196,19 +188,36 @@ impl<C: Clock> Generator<C> {
                     by_ns: u64::try_from(by).unwrap_or(u64::MAX),
                 }
             }
-            _ => MintError::PastLifetime {
-                end_unix_ms: self.layout.end_unix_ms(),
-            },
+            _ => self.past_lifetime(),
         }
+    }
+
+    /// The error of a used-up lifetime: the clock past the layout's end, or its last tick
+    /// spent.
+    #[cold]
+    fn past_lifetime(&self) -> MintError {
+        MintError::PastLifetime {
+            end_unix_ms: self.layout.end_unix_ms(),
+        }
+    }
+
+    /// Whether waiting `needed` more, after `spent`, stays within `max_wait`; if not, the
+    /// error that says so. Every wait checks here first, so a wait known to be too long
+    /// fails at once.
+    fn within_bound(&self, spent: Duration, needed: Duration) -> Result<(), MintError> {
+        if spent.saturating_add(needed) > self.max_wait {
+            return Err(MintError::wait_too_long(needed, spent));
+        }
+        Ok(())
     }
 
     /// The start of `tick` on the clock's scale: past the layout's end
     /// [`MintError::PastLifetime`], past what `u64` nanoseconds name [`MintError::ClockRangeEnd`].
     pub(super) fn tick_start_ns(&self, tick: u64) -> Result<u64, MintError> {
-        let past_lifetime = || MintError::PastLifetime {
-            end_unix_ms: self.layout.end_unix_ms(),
-        };
-        let ns = self.layout.unix_ns_of(tick).map_err(|_| past_lifetime())?;
+        let ns = self
+            .layout
+            .unix_ns_of(tick)
+            .map_err(|_| self.past_lifetime())?;
         u64::try_from(ns).map_err(|_| MintError::ClockRangeEnd)
     }
 
@@ -223,10 +232,7 @@ impl<C: Clock> Generator<C> {
                 return Ok(());
             }
             let needed = Duration::from_nanos(target - now);
-            let spent = self.waited(waited);
-            if spent.saturating_add(needed) > self.max_wait {
-                return Err(MintError::wait_too_long(needed, spent));
-            }
+            self.within_bound(self.waited(waited), needed)?;
             if needed > SLEEP_ABOVE {
                 sync::sleep(needed - SLEEP_MARGIN);
             } else if needed > SPIN_BELOW {

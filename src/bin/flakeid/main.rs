@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use flakeid::{Clock, Error, Field, Layout, Order};
+use flakeid::{Clock, Error, Field, GeneratorBuilder, Layout, Order, SystemClock};
 
 use args::{Cli, Command, LayoutArg, MachineIdSource, NodeArgs};
 
@@ -101,46 +101,44 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
             ),
         ));
     }
-    let node = match (args.node.or(args.machine_id), args.datacenter, args.worker) {
-        (Some(n), _, _) => n,
-        (None, Some(d), Some(w)) => layout.node_of(d, w).map_err(|e| match e {
-            Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args)), e),
-            _ => CliError::new(
-                Some("--datacenter"),
-                "the layout has no datacenter field: give --machine-id M or --node N",
-            ),
-        })?,
-        _ => match args.machine_id_from {
-            Some(MachineIdSource::PrivateIp) => flakeid::node::private_ip_machine_id()
-                .map(u64::from)
-                .map_err(|e| {
-                    CliError::new(
-                        Some("--machine-id-from"),
-                        format!("{e}: give the machine id with --machine-id M (or --node N)"),
-                    )
-                })?,
-            None if layout.node_bits() == 0 => 0,
-            None => {
-                let hint = if layout.datacenter_bits() > 0 {
-                    "--datacenter D --worker W, or --node N"
-                } else if !snowflake_order {
-                    "--machine-id M, --machine-id-from private-ip, or --node N"
-                } else {
-                    "--node N"
-                };
-                return Err(CliError::new(
-                    None,
-                    format!(
-                        "the layout has {} node bits: give a node id with {hint}",
-                        layout.node_bits()
-                    ),
-                ));
-            }
-        },
-    };
-    layout
-        .check_node(node)
-        .map_err(|e| CliError::new(Some(node_flag(Field::Node, args)), e))
+    // The flags become the library's builder settings, which resolve and check the id;
+    // here only the errors learn which flag they are about.
+    let mut b = GeneratorBuilder::with_clock(*layout, SystemClock);
+    if let Some(n) = args.node.or(args.machine_id) {
+        b = b.node(n);
+    } else if let (Some(d), Some(w)) = (args.datacenter, args.worker) {
+        b = b.datacenter(d).worker(w);
+    } else if let Some(MachineIdSource::PrivateIp) = args.machine_id_from {
+        b = b.machine_id_from_private_ip();
+    }
+    b.node_id().map_err(|e| match e {
+        Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args)), e),
+        Error::NoDatacenterField => CliError::new(
+            Some("--datacenter"),
+            "the layout has no datacenter field: give --machine-id M or --node N",
+        ),
+        Error::NoPrivateIp => CliError::new(
+            Some("--machine-id-from"),
+            format!("{e}: give the machine id with --machine-id M (or --node N)"),
+        ),
+        Error::NodeMissing => {
+            let hint = if layout.datacenter_bits() > 0 {
+                "--datacenter D --worker W, or --node N"
+            } else if !snowflake_order {
+                "--machine-id M, --machine-id-from private-ip, or --node N"
+            } else {
+                "--node N"
+            };
+            CliError::new(
+                None,
+                format!(
+                    "the layout has {} node bits: give a node id with {hint}",
+                    layout.node_bits()
+                ),
+            )
+        }
+        e => CliError::new(Some(node_flag(Field::Node, args)), e),
+    })
 }
 
 pub(crate) fn io_err(e: io::Error) -> CliError {

@@ -35,22 +35,62 @@
 //!   so an NTP step inside the process never moves it backwards. After a restart,
 //!   [`GeneratorBuilder::resume_after`] continues past a persisted last ID.
 //! - **Lifetime**: past the layout's last tick every call fails with
-//!   [`Error::PastLifetime`]; an ID never wraps or turns negative.
+//!   [`MintError::PastLifetime`]; an ID never wraps or turns negative.
 //! - **No panics on input**: every bad layout, node id, time or ID string gets its own
-//!   [`Error`] variant. Nothing on the minting path allocates.
+//!   error variant. Nothing on the minting path allocates.
 //!
 //! ## Minting paths, cheapest last
 //!
-//! | path | cost per ID (one thread) | ordering |
-//! |---|---|---|
-//! | [`Generator::next_id`] on [`MonotonicClock`] | a TSC read and one CAS | strictly increasing per generator |
-//! | the same on [`CoarseClock`] | one relaxed load and one CAS | the same; the time may lag by about a millisecond |
-//! | [`Generator::next_ids`], [`Generator::ids`] | one CAS per tick per batch | the same |
-//! | [`ShardedGenerator::next_id`] | a thread-local read, then as above | strictly increasing per thread, ordered by tick across shards |
-//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load and a plain store | strictly increasing; the lease holder mints alone |
+//! | path | cost per ID (one thread) | ordering | pick it when |
+//! |---|---|---|---|
+//! | [`Generator::next_id`] on [`MonotonicClock`] | a TSC read and one CAS | strictly increasing per generator | the default: any thread, any time |
+//! | the same on [`CoarseClock`] | one relaxed load and one CAS | the same; the time may lag by about a millisecond | a hot path where a millisecond of lag in the time part is fine |
+//! | [`Generator::next_ids`], [`Generator::ids`] | one CAS per tick per batch | the same | you need many IDs at once (a bulk insert) |
+//! | [`ShardedGenerator::next_id`] | a thread-local read, then as above | strictly increasing per thread, ordered by tick across shards | many threads mint flat out and you can spend a node id per core |
+//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load and a plain store | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
+//!
+//! Share one generator per node among all threads: it is `Sync`. In an `Arc`
+//! (`Arc::new(generator)`, cloned into each thread or task), in a `static`
+//! (`static GEN: LazyLock<Generator> = LazyLock::new(|| ...)`), or borrowed by scoped
+//! threads (`std::thread::scope`). Never one generator per request: two generators of one
+//! node mint duplicates.
+//!
+//! What a hot-path caller does with each [`MintError`] (none changes the generator, so a
+//! retry is always safe; [`MintError::retry_after`] says when one can succeed):
+//!
+//! | error | retry? |
+//! |---|---|
+//! | `WouldBlock` (only from `try_next_id`) | yes, after `retry_after()`, or call `next_id` |
+//! | `WaitTooLong` | yes, later: the clock must still move `retry_after()`; or raise `max_wait` |
+//! | `ClockBehind` (`ClockPolicy::Reject`) | yes, once the clock has caught up |
+//! | `Leased` | yes, once the lease holder drops it |
+//! | `BeforeEpoch` | no: fix the clock or the layout's epoch |
+//! | `PastLifetime`, `ClockRangeEnd` ([`MintError::is_final`]) | never: a new layout |
 //!
 //! BENCHMARKS.md has the measured figures against ferroid, snowflake_me, snowflaked,
 //! uuid v7 and ulid.
+//!
+//! ## The API at a glance
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`Layout`], [`LayoutBuilder`], [`Order`], [`Parts`] | the bit layout: presets, custom layouts, compose and decompose, ticks and instants |
+//! | [`TWEPOCH_MS`], [`SONYFLAKE_V2_EPOCH_MS`], [`SONYFLAKE_V1_EPOCH_MS`], [`JAVASCRIPT_SAFE_BITS`], [`CLOCK_END_UNIX_NS`] | the references' epochs and the caps |
+//! | [`SonyflakeSettings`] | Sonyflake v2's settings, for [`Layout::sonyflake_v2`] |
+//! | [`Generator`], [`GeneratorBuilder`], [`DEFAULT_MAX_WAIT`], [`DefaultClock`] | the lock-free generator and its configuration |
+//! | [`ClockPolicy`] | what a generator does when the clock reads behind |
+//! | [`Ids`], [`Lease`], [`LeaseIds`] | batches as an iterator; exclusive, store-only minting |
+//! | [`ShardedGenerator`], [`ShardedBuilder`] | one generator per core, each its own node |
+//! | [`Clock`], [`MonotonicClock`], [`CoarseClock`], [`SystemClock`], [`ManualClock`] | time sources |
+//! | [`Id`], [`Encoding`] | a minted ID; decimal, hex and base32 text without allocating |
+//! | [`MintError`], [`ParseError`], [`Error`], [`Field`] | errors: from minting, from text, from everything else |
+//! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
+//! | [`node`] | Sonyflake's private-IP machine id |
+//! | `serde` (feature) | `Id` with serde; `as_string`, `as_number`, `javascript_safe`, layout checks |
+//!
+//! With `default-features = false` the crate is `no_std`: everything above but the clocks
+//! (bring one: [`GeneratorBuilder::with_clock`]), `ShardedGenerator`, `node`'s OS lookup and
+//! runtime SIMD detection.
 //!
 //! ## Example
 //!
@@ -77,7 +117,7 @@
 //! |---|---|---|---|
 //! | clock behind | throws, state unchanged | keeps counting on the last tick, sleeps as long as the clock jumped | your choice of either, or wait; every wait bounded |
 //! | sequence exhausted | busy-spins to the next ms | sleeps to the next unit holding a mutex | sleeps while far, spins at the boundary, no lock |
-//! | past the lifetime | IDs silently turn negative | `over the time limit` | [`Error::PastLifetime`] |
+//! | past the lifetime | IDs silently turn negative | `over the time limit` | [`MintError::PastLifetime`] |
 //! | clock | wall clock | wall clock | monotonic, anchored to the wall clock (or [`CoarseClock`], [`SystemClock`], [`ManualClock`]) |
 //! | first ID | time part may be 0 | time part never 0 | as Sonyflake |
 //! | machine id from IP | - | first private IPv4, last two octets | same rule, [`node::private_ip_machine_id`] |

@@ -55,6 +55,17 @@ pub struct Parts {
 /// Elapsed ticks are `floor(unix_ns / unit) - floor(epoch_ns / unit)`: tick boundaries are
 /// absolute, as in Sonyflake; for a 1 ms unit and a whole-ms epoch this is Snowflake's
 /// `now_ms - epoch_ms`.
+///
+/// Instants are `i128` Unix nanoseconds throughout (before 1970 and past 2554 included).
+/// From a tick count to a time, pick by what you need:
+///
+/// | function | gives | use it for |
+/// |---|---|---|
+/// | [`Layout::unix_ms_of`] | `u64` Unix milliseconds | JSON, databases, most logs |
+/// | [`Layout::unix_ns_of`] | `i128` Unix nanoseconds, exact | arithmetic, units that are not whole ms |
+/// | [`Layout::time_of`] | `SystemTime` | std's time APIs |
+///
+/// Each refuses a tick count wider than the time field; [`Layout::ticks_at`] goes back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
     time_bits: u8,

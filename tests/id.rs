@@ -58,3 +58,10 @@ fn a_batch_is_viewed_as_u64s_without_a_copy() {
         .unwrap();
     assert!(node.iter().all(|&x| x == 9));
 }
+
+/// The hot path's result is two words: an `Id`, or a `MintError` in the same space.
+#[test]
+fn a_mint_result_is_sixteen_bytes() {
+    assert_eq!(size_of::<Result<Id, flakeid::MintError>>(), 16);
+    assert_eq!(size_of::<flakeid::MintError>(), 16);
+}

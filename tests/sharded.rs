@@ -353,15 +353,20 @@ fn leases_and_shared_minting_race_without_duplicates() {
     assert!(all.len() >= 800);
 }
 
-#[test]
-fn the_iterator_reserves_runs_and_stops_at_an_error() {
-    let clock = ManualClock::from_unix_ms(T0_MS);
-    let g = Generator::builder(tiny())
-        .node(1)
+/// A generator of [`tiny`] on `clock` that never waits for the clock.
+fn impatient(clock: &ManualClock, node: u64) -> Generator<ManualClock> {
+    Generator::builder(tiny())
+        .node(node)
         .max_wait(Duration::ZERO)
         .clock(clock.clone())
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_iterator_reserves_runs_and_stops_at_an_error() {
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let g = impatient(&clock, 1);
     let mut it = g.ids(10);
     assert_eq!(it.size_hint(), (0, Some(10)));
     let first = it.next().unwrap().unwrap();
@@ -457,12 +462,7 @@ fn ids_on_the_coarse_clock_carry_the_time_within_the_lag() {
 #[test]
 fn internal_and_external_iteration_agree() {
     let clock = ManualClock::from_unix_ms(T0_MS);
-    let g = Generator::builder(tiny())
-        .node(2)
-        .max_wait(Duration::ZERO)
-        .clock(clock.clone())
-        .build()
-        .unwrap();
+    let g = impatient(&clock, 2);
     // fold over 6 with 4 per tick: 4 IDs, then the error, then nothing more.
     let mut seen = Vec::new();
     g.ids(6).for_each(|r| seen.push(r));

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Error, Generator, Layout, ManualClock, ShardedGenerator};
+use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGenerator};
 use loom::sync::Arc;
 use loom::thread;
 

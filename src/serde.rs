@@ -212,7 +212,7 @@ pub mod as_string {
 
     /// Writes the ID as a decimal string.
     pub fn serialize<S: Serializer>(id: &Id, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut buf = [0u8; crate::encoding::MAX_LEN];
+        let mut buf = [0u8; crate::Encoding::MAX_LEN];
         serializer.serialize_str(id.encode(Encoding::Decimal, &mut buf))
     }
 

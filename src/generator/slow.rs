@@ -64,9 +64,13 @@ impl<C: Clock> Generator<C> {
         budget: &mut WaitBudget,
     ) -> Result<(u64, u64), MintError> {
         let result = self.reserve_run_waiting::<LEASED, BLOCK>(want, budget);
-        // Time between two runs of an `Ids` iterator is the consumer's, not a wait.
-        budget.spent = self.waited(budget);
-        budget.since = None;
+        // Time between two runs of an `Ids` iterator is the consumer's, not a wait: close
+        // the wait under way, if any (none, and no clock read, on a tick change that did
+        // not wait).
+        if budget.since.is_some() {
+            budget.spent = self.waited(budget);
+            budget.since = None;
+        }
         result
     }
 

@@ -245,29 +245,37 @@ fn a_lease_excludes_everyone_else_and_continues_the_sequence() {
 /// past it), then mints after the lease's IDs.
 #[test]
 fn a_lease_ending_lets_waiting_threads_through() {
-    let g = Arc::new(
-        Generator::builder(wide())
-            .node(2)
-            .max_wait(Duration::from_secs(5))
-            .build()
-            .unwrap(),
-    );
+    let g = Arc::new(patient_wide());
     let mut lease = g.lease().unwrap();
     let leased = lease.next_id().unwrap();
     let dropped = Arc::new(AtomicBool::new(false));
+    let started = Arc::new(Barrier::new(2));
     let waiter = {
-        let (g, dropped) = (g.clone(), dropped.clone());
+        let (g, dropped, started) = (g.clone(), dropped.clone(), started.clone());
         std::thread::spawn(move || {
+            started.wait();
+            assert!(g.is_leased(), "the lease is held when the waiter starts");
             let id = g.next_id();
             (id, dropped.load(Ordering::SeqCst))
         })
     };
+    // The waiter is running, and the lease held, before the clock of this wait starts.
+    started.wait();
     std::thread::sleep(Duration::from_millis(50));
     dropped.store(true, Ordering::SeqCst);
     drop(lease);
     let (id, after_drop) = waiter.join().unwrap();
     assert!(after_drop, "the waiter returned while the lease was held");
     assert!(id.unwrap() > leased);
+}
+
+/// A generator that waits up to 5 s: long enough for any lease test on a loaded machine.
+fn patient_wide() -> Generator {
+    Generator::builder(wide())
+        .node(2)
+        .max_wait(Duration::from_secs(5))
+        .build()
+        .unwrap()
 }
 
 /// A thread waiting for a lease sleeps: over a 300 ms lease it uses a small share of a
@@ -279,13 +287,7 @@ fn a_thread_waiting_for_a_lease_burns_no_core() {
         let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
         text.split_whitespace().next()?.parse().ok()
     }
-    let g = Arc::new(
-        Generator::builder(wide())
-            .node(2)
-            .max_wait(Duration::from_secs(5))
-            .build()
-            .unwrap(),
-    );
+    let g = Arc::new(patient_wide());
     let lease = g.lease().unwrap();
     let waiter = {
         let g = g.clone();

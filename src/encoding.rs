@@ -3,9 +3,6 @@
 
 use crate::error::ParseError;
 
-/// The longest encoding in bytes (decimal of `u64::MAX`); a buffer of this size fits any.
-pub(crate) const MAX_LEN: usize = Encoding::MAX_LEN;
-
 /// Crockford's base32 alphabet: no I, L, O or U.
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
@@ -28,11 +25,11 @@ impl Encoding {
 
     /// Writes `id` into `buf` and returns the text.
     #[inline]
-    pub fn encode(self, id: u64, buf: &mut [u8; MAX_LEN]) -> &str {
+    pub fn encode(self, id: u64, buf: &mut [u8; Self::MAX_LEN]) -> &str {
         let len = match self {
             Encoding::Decimal => {
-                let mut tmp = [0u8; MAX_LEN];
-                let mut at = MAX_LEN;
+                let mut tmp = [0u8; Self::MAX_LEN];
+                let mut at = Self::MAX_LEN;
                 let mut n = id;
                 loop {
                     at -= 1;
@@ -42,7 +39,7 @@ impl Encoding {
                         break;
                     }
                 }
-                let len = MAX_LEN - at;
+                let len = Self::MAX_LEN - at;
                 buf[..len].copy_from_slice(&tmp[at..]);
                 len
             }
@@ -187,7 +184,7 @@ mod tests {
             values.push(rng >> (rng % 64).max(1));
         }
         for e in ALL {
-            let mut buf = [0u8; MAX_LEN];
+            let mut buf = [0u8; Encoding::MAX_LEN];
             for &v in &values {
                 let text = e.encode(v, &mut buf).to_owned();
                 assert_eq!(e.parse(&text), Ok(v), "{e:?} {text}");
@@ -222,7 +219,7 @@ mod tests {
 
     #[test]
     fn known_texts() {
-        let mut buf = [0u8; MAX_LEN];
+        let mut buf = [0u8; Encoding::MAX_LEN];
         let id = 2_116_500_430_648_709_162;
         assert_eq!(
             Encoding::Decimal.encode(id, &mut buf),

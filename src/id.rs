@@ -3,7 +3,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use crate::encoding::{Encoding, MAX_LEN};
+use crate::encoding::Encoding;
 use crate::error::{Error, ParseError};
 use crate::layout::{Layout, Parts};
 
@@ -72,7 +72,7 @@ impl Id {
     }
 
     /// Writes the ID in `encoding` into `buf`, without allocating.
-    pub fn encode(self, encoding: Encoding, buf: &mut [u8; MAX_LEN]) -> &str {
+    pub fn encode(self, encoding: Encoding, buf: &mut [u8; Encoding::MAX_LEN]) -> &str {
         encoding.encode(self.0, buf)
     }
 }

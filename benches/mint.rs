@@ -3,7 +3,9 @@
 //!
 //! Groups: `clock` (what one clock read costs), `hot_path` (one thread, a layout whose
 //! sequence never runs out), `batch_4096` (per ID, batches of 4096), `contention/{1,2,4}`
-//! (threads on one shared generator vs sharded; wall time per ID). Every bench checks its
+//! (threads on one shared generator vs sharded; wall time per ID), `fence` (a claimed,
+//! fenced generator beside the same generator unfenced), `claim_store` (what a claim, a
+//! release and a renewal cost in each store: per operation, not per ID). Every bench checks its
 //! output once before it is timed: unique and strictly increasing (per thread).
 
 use std::collections::HashSet;
@@ -216,6 +218,78 @@ fn hot_path(c: &mut Criterion) {
     group.finish();
 }
 
+/// A generator whose node id is claimed from a memory store: fenced by a 5 s window that a
+/// background thread renews.
+fn fenced<C: Clock + Clone + Send + Sync + 'static>(clock: C) -> Generator<C> {
+    Generator::builder(wide())
+        .clock(clock)
+        .build_claimed(flakeid::claim::Claims::new(flakeid::claim::MemoryStore::new()).nodes(5..6))
+        .unwrap()
+}
+
+/// The fence costs nothing on the same-tick path: it is read only when the tick changes
+/// (once a millisecond here). Each pair runs in one group, so the ratio is from one run.
+fn fence(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fence");
+    let mono = Generator::builder(wide()).node(6).build().unwrap();
+    let mono_fenced = fenced(MonotonicClock::new());
+    let coarse = coarse_wide(7);
+    let coarse_fenced = fenced(CoarseClock::new());
+    for (name, g) in [("unfenced", &mono), ("fenced", &mono_fenced)] {
+        check(name, || g.next_id().unwrap().get());
+        group.bench_function(format!("next_id (MonotonicClock) {name}"), |b| {
+            b.iter(|| black_box(g.next_id().unwrap()))
+        });
+    }
+    for (name, g) in [("unfenced", &coarse), ("fenced", &coarse_fenced)] {
+        check(name, || g.next_id().unwrap().get());
+        group.bench_function(format!("next_id (CoarseClock) {name}"), |b| {
+            b.iter(|| black_box(g.next_id().unwrap()))
+        });
+    }
+    for (name, g) in [("unfenced", &coarse), ("fenced", &coarse_fenced)] {
+        let mut lease = g.lease().unwrap();
+        check(name, || lease.next_id().unwrap().get());
+        group.bench_function(format!("leased next_id (CoarseClock) {name}"), |b| {
+            b.iter(|| black_box(lease.next_id().unwrap()))
+        });
+    }
+    assert!(mono_fenced.claim_status().unwrap().fenced);
+    group.finish();
+}
+
+/// The store operations a claim costs: taking and releasing an id (a lock and two durable
+/// writes for `file:`), and one renewal (one durable write), three per window.
+fn claim_store(c: &mut Criterion) {
+    use flakeid::claim::{ClaimRequest, ClaimStore, FileStore, MemoryStore};
+    let mut group = c.benchmark_group("claim_store");
+    group.sample_size(20);
+    let dir = std::env::temp_dir().join(format!("flakeid-bench-claims-{}", std::process::id()));
+    let file = FileStore::open(&dir).unwrap();
+    let memory = MemoryStore::new();
+    let request = ClaimRequest {
+        namespace: "bench",
+        pool: 0..1,
+        instance: "bench",
+    };
+    let stores: [(&str, &dyn ClaimStore); 2] = [("file", &file), ("memory", &memory)];
+    for (name, store) in stores {
+        group.bench_function(format!("{name}: claim + release"), |b| {
+            b.iter(|| {
+                let claimed = store.claim(&request).unwrap();
+                store.release(&claimed, 1).unwrap();
+            })
+        });
+        let claimed = store.claim(&request).unwrap();
+        group.bench_function(format!("{name}: renew"), |b| {
+            b.iter(|| store.renew(&claimed, 1).unwrap())
+        });
+        store.release(&claimed, 1).unwrap();
+    }
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn batch(c: &mut Criterion) {
     const N: usize = 4096;
     let mut group = c.benchmark_group("batch_4096");
@@ -400,6 +474,6 @@ criterion_group! {
     config = Criterion::default()
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
-    targets = clock, hot_path, batch, contention
+    targets = clock, hot_path, batch, contention, fence, claim_store
 }
 criterion_main!(benches);

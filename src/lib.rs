@@ -33,7 +33,9 @@
 //!   bounds all the waits of one call together (a batch returns what it minted when the
 //!   bound would pass); the default clock is monotonic ([`MonotonicClock`]),
 //!   so an NTP step inside the process never moves it backwards. After a restart,
-//!   [`GeneratorBuilder::resume_after`] continues past a persisted last ID.
+//!   [`GeneratorBuilder::resume_after`] continues past a persisted last ID, and
+//!   [`GeneratorBuilder::build_claimed`] takes the node id from a store with a window the
+//!   next holder of that id starts after (see [`claim`]).
 //! - **Lifetime**: past the layout's last tick every call fails with
 //!   [`MintError::PastLifetime`]; an ID never wraps or turns negative.
 //! - **No panics on input**: every bad layout, node id, time or ID string gets its own
@@ -65,6 +67,8 @@
 //! | `ClockBehind` (`ClockPolicy::Reject`) | yes, once the clock has caught up |
 //! | `Leased` | yes, once the lease holder drops it |
 //! | `BeforeEpoch` | no: fix the clock or the layout's epoch |
+//! | `ReservationExpired` (a claimed generator at its fence) | yes, later: it resumes by itself once a renewal lands |
+//! | `ClaimLost` ([`MintError::is_final`]) | never: the node id is someone else's; build a new generator |
 //! | `PastLifetime`, `ClockRangeEnd` ([`MintError::is_final`]) | never: a new layout |
 //!
 //! BENCHMARKS.md has the measured figures against ferroid, snowflake_me, snowflaked,
@@ -86,10 +90,11 @@
 //! | [`MintError`], [`ParseError`], [`Error`], [`Field`] | errors: from minting, from text, from everything else |
 //! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
 //! | [`node`] | Sonyflake's private-IP machine id |
+//! | [`claim`] | fleet-safe node ids: claimed from a store ([`claim::FileStore`], [`claim::MemoryStore`], [`claim::StaticNode`], your own [`claim::ClaimStore`]), fenced by a reserved window; [`GeneratorBuilder::build_claimed`] |
 //! | `serde` (feature) | `Id` with serde; `as_string`, `as_number`, `javascript_safe`, layout checks |
 //!
 //! With `default-features = false` the crate is `no_std`: everything above but the clocks
-//! (bring one: [`GeneratorBuilder::with_clock`]), `ShardedGenerator`, `node`'s OS lookup and
+//! (bring one: [`GeneratorBuilder::with_clock`]), `ShardedGenerator`, `claim`, `node`'s OS lookup and
 //! runtime SIMD detection.
 //!
 //! ## Example
@@ -129,6 +134,8 @@
 
 #[cfg(feature = "std")]
 mod affinity;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub mod claim;
 mod clock;
 pub mod decode;
 mod encoding;
@@ -189,6 +196,12 @@ pub mod __private {
     }
     #[cfg(target_has_atomic = "64")]
     pub use crate::state::{LEASED, Shape, Step, reserve};
+
+    /// A claimed generator's fence, for the loom models of the renewal order.
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    pub fn fence<C>(generator: &crate::Generator<C>) -> Option<&crate::claim::Fence> {
+        generator.claim.as_ref().map(|h| h.fence())
+    }
 
     /// The default clock type parameter without `std`: no value of it exists, so no code
     /// can rely on the default until `std` names a real one (see `DefaultClock`).

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | a tick's sequence ran out and the caller had to wait for the next | counter `flakeid_sequence_exhausted_total` | `debug` event |
 //! | the clock read earlier than the last tick used | counter `flakeid_clock_behind_total`, histogram `flakeid_clock_behind_seconds` | `warn` event with `behind_ns` and the policy |
+//! | a claim's renewal failed (the store unreachable, or the claim lost) | counter `flakeid_claim_renewal_failures_total`, and `flakeid_claim_lost_total` when the store said the id is someone else's | `warn` event with the node and the error |
 
 use core::time::Duration;
 
@@ -35,4 +36,20 @@ pub(crate) fn clock_behind(by: Duration, policy: ClockPolicy) {
         "clock behind the last tick used"
     );
     let _ = (by, policy);
+}
+
+/// A claim's renewal failed: the store did not take the new reservation.
+#[inline(always)]
+pub(crate) fn claim_renewal_failed(node: u64, error: &crate::claim::ClaimError) {
+    let lost = matches!(error, crate::claim::ClaimError::NotOwner { .. });
+    #[cfg(feature = "metrics")]
+    {
+        metrics::counter!("flakeid_claim_renewal_failures_total").increment(1);
+        if lost {
+            metrics::counter!("flakeid_claim_lost_total").increment(1);
+        }
+    }
+    #[cfg(feature = "tracing")]
+    tracing::warn!(target: "flakeid", node, lost, error = %error, "claim renewal failed");
+    let _ = (node, error, lost);
 }

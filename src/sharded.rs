@@ -277,6 +277,57 @@ impl<C> ShardedBuilder<C> {
     }
 }
 
+impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
+    /// Builds on node ids claimed from a store, one per shard (the lowest free ids of the
+    /// pool), each shard fenced by its own reserved window and renewed on its own (see
+    /// [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)). The
+    /// block of node ids, if set, is ignored. If a later shard's claim fails, the ids
+    /// already claimed are released.
+    pub fn build_claimed(
+        self,
+        claims: crate::claim::Claims,
+    ) -> Result<ShardedGenerator<C>, crate::claim::ClaimError> {
+        use crate::claim::{ClaimError, Holder};
+        let shards = self.shards.unwrap_or_else(crate::affinity::cores);
+        if shards == 0 {
+            return Err(ClaimError::Build(Error::NoShards));
+        }
+        let layout = self.layout;
+        let max_wait = self.common.max_wait;
+        let holders = (0..shards)
+            .map(|_| {
+                Holder::take(
+                    &claims,
+                    &layout,
+                    std::sync::Arc::new(self.clock.clone()),
+                    max_wait,
+                )
+            })
+            .collect::<Result<Vec<_>, ClaimError>>()?;
+        let nodes: Vec<u64> = holders.iter().map(|h| h.node()).collect();
+        let resume = self.resume_points(&nodes).map_err(ClaimError::Build)?;
+        let generators = holders
+            .into_iter()
+            .zip(nodes.iter().zip(resume))
+            .map(|(holder, (&node, last))| {
+                Generator::assemble(
+                    layout,
+                    node,
+                    &self.common,
+                    last,
+                    Some(holder),
+                    self.clock.clone(),
+                )
+            })
+            .collect::<Result<Box<[_]>, Error>>()
+            .map_err(ClaimError::Build)?;
+        Ok(ShardedGenerator {
+            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
+            shards: generators,
+        })
+    }
+}
+
 impl<C: Clock + Clone> ShardedBuilder<C> {
     /// Checks the block against the layout and the number of shards, and builds.
     ///
@@ -293,7 +344,7 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
         }
         let layout = self.layout;
         // The block as a range of ids, and the datacenter the ids are workers of (if so).
-        let (range, datacenter) = match self.nodes {
+        let (range, datacenter) = match self.nodes.clone() {
             None if layout.node_bits() == 0 => (0..1, None),
             None => return Err(Error::NodeMissing),
             Some(NodeBlock::Nodes(r)) => (r, None),
@@ -323,10 +374,27 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
         let nodes = (range.start..range.start + shards as u64)
             .map(|id| node_of(id).and_then(|n| layout.check_node(n)))
             .collect::<Result<Vec<u64>, Error>>()?;
-        // Each resume point goes to the shard of its node; the latest wins.
-        let mut resume: Vec<Option<u64>> = vec![None; shards];
+        let resume = self.resume_points(&nodes)?;
+        let generators = nodes
+            .iter()
+            .zip(resume)
+            .map(|(&node, last)| {
+                Generator::assemble(layout, node, &self.common, last, None, self.clock.clone())
+            })
+            .collect::<Result<Box<[_]>, Error>>()?;
+        Ok(ShardedGenerator {
+            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
+            shards: generators,
+        })
+    }
+}
+
+impl<C> ShardedBuilder<C> {
+    /// Each resume point goes to the shard of its node; the latest wins.
+    fn resume_points(&self, nodes: &[u64]) -> Result<Vec<Option<u64>>, Error> {
+        let mut resume: Vec<Option<u64>> = vec![None; nodes.len()];
         for id in &self.resume_after {
-            let id_node = layout.decompose(id.get())?.node;
+            let id_node = self.layout.decompose(id.get())?.node;
             let Some(shard) = nodes.iter().position(|&n| n == id_node) else {
                 return Err(Error::ResumeOtherNode {
                     id_node,
@@ -335,17 +403,7 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
             };
             resume[shard] = resume[shard].max(Some(id.get()));
         }
-        let generators = nodes
-            .iter()
-            .zip(resume)
-            .map(|(&node, last)| {
-                Generator::assemble(layout, node, &self.common, last, self.clock.clone())
-            })
-            .collect::<Result<Box<[_]>, Error>>()?;
-        Ok(ShardedGenerator {
-            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
-            shards: generators,
-        })
+        Ok(resume)
     }
 }
 

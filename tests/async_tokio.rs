@@ -78,3 +78,35 @@ async fn waits_stay_bounded() {
     assert!(next > first);
     mover.await.unwrap();
 }
+
+/// A claim renewed as a task on the runtime (`Claims::renew_on`), not a thread: no
+/// `flakeid-renew` thread exists, the reservation moves ahead every period, and minting
+/// goes on past the first window because the task keeps renewing.
+#[tokio::test(flavor = "current_thread")]
+async fn claims_renew_as_a_task_on_the_runtime() {
+    use flakeid::claim::{Claims, MemoryStore};
+    let g = Generator::builder(Layout::snowflake())
+        .build_claimed(
+            Claims::new(MemoryStore::new())
+                .window(Duration::from_millis(120))
+                .renew_every(Duration::from_millis(20))
+                .renew_on(tokio::runtime::Handle::current()),
+        )
+        .unwrap();
+    let first = g.claim_status().unwrap().reserved_until_unix_ns.unwrap();
+    let threads = std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                .filter(|name| name.starts_with("flakeid-renew"))
+                .count()
+        })
+        .unwrap_or(0);
+    assert_eq!(threads, 0, "a renewal thread runs beside the task");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = g.claim_status().unwrap();
+    assert!(status.renewals >= 5, "{status:?}");
+    assert!(status.reserved_until_unix_ns.unwrap() > first + 150_000_000);
+    // Past the first window's end, minting still passes the fence.
+    g.next_id().unwrap();
+}

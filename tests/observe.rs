@@ -1,5 +1,5 @@
 //! Observability (features `metrics`, `tracing`): exhaustion waits and clock-behind events
-//! are counted, with the size of the step back.
+//! are counted, with the size of the step back; failed claim renewals, and lost claims.
 #![cfg(any(feature = "metrics", feature = "tracing"))]
 
 mod common;
@@ -39,6 +39,46 @@ fn scenario(policy: ClockPolicy) {
     g.next_id().unwrap();
     clock.step_back(Duration::from_millis(5));
     let _ = g.next_id();
+}
+
+/// A claimed generator whose renewal fails twice: the store unreachable (a partition),
+/// then, once its lease lapsed, the claim lost.
+fn claim_scenario() {
+    use flakeid::claim::{Claims, MemoryStore};
+    let clock = ManualClock::from_unix_ms(T0_MS);
+    let store = MemoryStore::with_clock(Duration::from_secs(1), clock.clone());
+    let g = Generator::builder(tiny())
+        .clock(clock.clone())
+        .build_claimed(Claims::new(store.clone()).manual_renewal())
+        .unwrap();
+    g.renew_claim().unwrap();
+    store.set_partitioned(true);
+    assert!(g.renew_claim().is_err());
+    clock.advance(Duration::from_secs(2));
+    store.set_partitioned(false);
+    assert!(g.renew_claim().is_err());
+    let status = g.claim_status().unwrap();
+    assert_eq!((status.renewals, status.failures), (2, 2));
+}
+
+#[cfg(feature = "metrics")]
+#[test]
+fn metrics_count_failed_claim_renewals_and_lost_claims() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    let _one = one_at_a_time();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    metrics::with_local_recorder(&recorder, claim_scenario);
+    let (mut failures, mut lost) = (None, None);
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        match (key.key().name(), value) {
+            ("flakeid_claim_renewal_failures_total", DebugValue::Counter(n)) => failures = Some(n),
+            ("flakeid_claim_lost_total", DebugValue::Counter(n)) => lost = Some(n),
+            _ => {}
+        }
+    }
+    assert_eq!((failures, lost), (Some(2), Some(1)));
 }
 
 #[cfg(feature = "metrics")]
@@ -110,10 +150,20 @@ fn tracing_events_for_exhaustion_and_clock_behind() {
     tracing::subscriber::with_default(events.clone(), || {
         // Call sites first reached before this subscriber existed are asked again.
         tracing::callsite::rebuild_interest_cache();
-        scenario(ClockPolicy::Reject)
+        scenario(ClockPolicy::Reject);
+        claim_scenario();
     });
     let seen = events.0.lock().unwrap().clone();
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(
+        seen[2].starts_with("WARN") && seen[2].contains("lost=false"),
+        "{seen:?}"
+    );
+    assert!(seen[2].contains("claim renewal failed") && seen[2].contains("node=0"));
+    assert!(
+        seen[3].contains("lost=true") && seen[3].contains("claim lost"),
+        "{seen:?}"
+    );
     assert!(seen[0].starts_with("DEBUG") && seen[0].contains("sequence exhausted"));
     assert!(seen[1].starts_with("WARN") && seen[1].contains("behind_ns=5000000"));
     assert!(seen[1].contains("policy=Reject"), "{seen:?}");

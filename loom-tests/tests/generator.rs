@@ -9,23 +9,7 @@ use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGen
 use loom::sync::Arc;
 use loom::thread;
 
-/// Runs `f` under `loom::model` and reports how many interleavings loom explored and how
-/// long it took (shown with `--nocapture`; CI shows it).
-fn model<F: Fn() + Sync + Send + 'static>(name: &str, f: F) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counter = runs.clone();
-    let started = std::time::Instant::now();
-    loom::model(move || {
-        counter.fetch_add(1, Ordering::Relaxed);
-        f();
-    });
-    eprintln!(
-        "loom model {name}: {} interleavings in {:.2?}",
-        runs.load(Ordering::Relaxed),
-        started.elapsed()
-    );
-}
+use flakeid_loom_tests::{model, must_fail};
 
 const T0_MS: u64 = 1_000_000;
 
@@ -257,7 +241,7 @@ fn a_load_then_store_generator_is_caught() {
         }
     }
 
-    let caught = std::panic::catch_unwind(|| {
+    let message = must_fail("the duplicate of a load-then-store generator", || {
         loom::model(|| {
             let layout = tiny();
             let shape = Shape::of(&layout);
@@ -274,14 +258,6 @@ fn a_load_then_store_generator_is_caught() {
             check(vec![mine, t.join().unwrap()]);
         });
     });
-    let message = match caught {
-        Ok(()) => panic!("loom must find the duplicate of a load-then-store generator"),
-        Err(p) => p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default(),
-    };
     assert!(
         message.contains("duplicate ID"),
         "failed for another reason: {message}"

@@ -18,6 +18,8 @@ use crate::rfc3339::Timestamp;
 /// | `ClockBehind` | the clock reads behind the last tick and the policy is `Reject` | retry once the clock catches up, or use `ClockPolicy::Continue` |
 /// | `Leased` | another caller holds a [`Lease`](crate::Lease) | retry after it ends |
 /// | `BeforeEpoch` | the clock reads before the layout's epoch | fix the clock or the layout |
+/// | `ReservationExpired` | a claimed generator reached the end of its reserved window and no renewal landed within `max_wait` | retry later: minting resumes by itself once a renewal lands |
+/// | `ClaimLost` | the claim store gave the node id to another holder; the window is used up | build a new generator (a new claim) |
 /// | `PastLifetime`, `ClockRangeEnd` | the layout (or the clock's range) is used up | a new layout: retrying never helps |
 ///
 /// Durations are `u64` nanoseconds (and microseconds for `waited_us`) to keep the error
@@ -66,6 +68,21 @@ pub enum MintError {
         /// The first instant that no longer fits, in Unix milliseconds.
         end_unix_ms: u64,
     },
+    /// A claimed generator ([`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed))
+    /// reached the end of its reserved window (its fence) and no renewal landed within
+    /// `max_wait`: the claim store is slow or unreachable. Nothing outside the window is
+    /// minted; minting resumes by itself once a renewal lands.
+    ReservationExpired {
+        /// The claimed node id.
+        node: u64,
+    },
+    /// A claimed generator reached the end of its reserved window after the claim store
+    /// said its node id is no longer its own (its lease expired, or the id was given to
+    /// another holder). It mints nothing more; a new generator makes a new claim.
+    ClaimLost {
+        /// The node id that was lost.
+        node: u64,
+    },
     /// The generator reached the last instant a clock of `u64` nanoseconds can name
     /// ([`CLOCK_END_UNIX_NS`](crate::CLOCK_END_UNIX_NS), in 2554) before the end of its
     /// layout: the layout's later ticks decode and compose, but cannot be minted.
@@ -98,11 +115,11 @@ impl MintError {
     }
 
     /// Whether no retry can ever succeed: the layout's lifetime (or the clock's range) is
-    /// used up.
+    /// used up, or the generator's claim is lost.
     pub const fn is_final(&self) -> bool {
         matches!(
             self,
-            MintError::PastLifetime { .. } | MintError::ClockRangeEnd
+            MintError::PastLifetime { .. } | MintError::ClockRangeEnd | MintError::ClaimLost { .. }
         )
     }
 
@@ -150,6 +167,14 @@ impl fmt::Display for MintError {
                 f,
                 "over the time limit: the layout's lifetime ends at {}; mint with a new layout (a later epoch or more time bits)",
                 Timestamp(i128::from(end_unix_ms) * 1_000_000)
+            ),
+            MintError::ReservationExpired { node } => write!(
+                f,
+                "reserved window ended: node {node}'s reservation was not renewed in time (the claim store is slow or unreachable), so nothing past it is minted; retry later: minting resumes by itself once a renewal lands"
+            ),
+            MintError::ClaimLost { node } => write!(
+                f,
+                "claim lost: node {node} is no longer this generator's (its lease expired or another holder took it) and its reserved window is used up; start again to claim a new node id"
             ),
             MintError::ClockRangeEnd => write!(
                 f,

@@ -8,7 +8,7 @@ use crossbeam_utils::CachePadded;
 
 #[cfg(feature = "std")]
 use super::LeaseWaiters;
-use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator};
+use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator, HeldClaim};
 use crate::clock::Clock;
 #[cfg(feature = "std")]
 use crate::clock::MonotonicClock;
@@ -40,6 +40,37 @@ impl<C: Clock> GeneratorBuilder<C> {
             resume_after: None,
             clock,
         }
+    }
+}
+
+#[cfg(feature = "std")]
+impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
+    /// Builds the generator on a node id claimed from a store, instead of one given: the
+    /// lowest free id of the pool, fenced by a reserved window the store has accepted and
+    /// renewed in the background (see [`crate::claim`]). Any node id set on this builder
+    /// is ignored; the clock, policy, wait bound, hook and resume point apply.
+    ///
+    /// Fails with [`ClaimError`](crate::claim::ClaimError) when no id can be claimed: the
+    /// pool is full after [`Claims::pool_wait`](crate::claim::Claims::pool_wait), the store
+    /// cannot be reached, the pool or window do not fit the layout, or the clock reads
+    /// behind the previous holder's reservation by more than `max_wait`; and with
+    /// [`ClaimError::Build`](crate::claim::ClaimError::Build) for what `build` refuses.
+    pub fn build_claimed(
+        self,
+        claims: crate::claim::Claims,
+    ) -> Result<Generator<C>, crate::claim::ClaimError> {
+        let clock = std::sync::Arc::new(self.clock.clone());
+        let holder =
+            crate::claim::Holder::take(&claims, &self.layout, clock, self.common.max_wait)?;
+        Generator::assemble(
+            self.layout,
+            holder.node(),
+            &self.common,
+            self.resume_after,
+            Some(holder),
+            self.clock,
+        )
+        .map_err(crate::claim::ClaimError::Build)
     }
 }
 
@@ -255,11 +286,16 @@ impl<C: Clock> GeneratorBuilder<C> {
     /// Checks the node id (range and hook) and the resume point, and builds the generator.
     pub fn build(self) -> Result<Generator<C>, Error> {
         let node = self.resolve_node()?;
+        #[cfg(feature = "std")]
+        let claim = None;
+        #[cfg(not(feature = "std"))]
+        let claim = ();
         Generator::assemble(
             self.layout,
             node,
             &self.common,
             self.resume_after,
+            claim,
             self.clock,
         )
     }
@@ -273,6 +309,7 @@ impl<C: Clock> Generator<C> {
         node: u64,
         common: &Common,
         resume_after: Option<u64>,
+        claim: HeldClaim,
         clock: C,
     ) -> Result<Generator<C>, Error> {
         let node = common.check(layout.check_node(node)?)?;
@@ -295,6 +332,18 @@ impl<C: Clock> Generator<C> {
             }
             word = word.max(shape.pack(parts.ticks, parts.sequence));
         }
+        #[cfg(not(feature = "std"))]
+        let () = claim;
+        #[cfg(feature = "std")]
+        if let Some(holder) = &claim {
+            // Nothing before the previous holder's reservation; and a full sequence, so
+            // that the first ID takes the slow path, which checks the fence.
+            let first = holder.first_tick();
+            if first > 0 {
+                word = word.max(shape.pack(first - 1, shape.max_sequence));
+            }
+            word |= shape.max_sequence;
+        }
         Ok(Generator {
             state: CachePadded::new(AtomicU64::new(word)),
             shape,
@@ -315,6 +364,8 @@ impl<C: Clock> Generator<C> {
                 lock: crate::sync::Mutex::new(()),
                 wake: crate::sync::Condvar::new(),
             },
+            #[cfg(feature = "std")]
+            claim,
             clock,
         })
     }

@@ -91,20 +91,46 @@ pub struct Generator<C = DefaultClock> {
     node: u64,
     #[cfg(feature = "std")]
     lease_waiters: LeaseWaiters,
+    /// The node id's claim, if it was claimed ([`GeneratorBuilder::build_claimed`]): its fence
+    /// bounds the ticks minted; dropping the generator releases it.
+    #[cfg(feature = "std")]
+    pub(crate) claim: Option<crate::claim::Holder>,
     clock: C,
+}
+
+/// A claim held by a generator ([`GeneratorBuilder::build_claimed`]); nothing without `std`.
+#[cfg(feature = "std")]
+pub(crate) type HeldClaim = Option<crate::claim::Holder>;
+/// A claim held by a generator; nothing without `std`.
+#[cfg(not(feature = "std"))]
+pub(crate) type HeldClaim = ();
+
+#[cfg(feature = "std")]
+impl<C> Drop for Generator<C> {
+    /// Releases the claim, if any, with its reservation cut to the last tick minted: no
+    /// thread can mint any more, so the next holder of the id need not wait for the rest
+    /// of the window.
+    fn drop(&mut self) {
+        if let Some(claim) = &mut self.claim {
+            let word = self.state.load(Ordering::Acquire) & !state::LEASED;
+            claim.release(Some(self.shape.ticks(word)));
+        }
+    }
 }
 
 impl<C> fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let word = self.state.load(Ordering::Relaxed);
-        f.debug_struct("Generator")
-            .field("layout", &self.layout)
+        let mut d = f.debug_struct("Generator");
+        d.field("layout", &self.layout)
             .field("node", &self.node)
             .field("policy", &self.policy)
             .field("max_wait", &self.max_wait)
             .field("state", &(word & !state::LEASED))
-            .field("leased", &(word & state::LEASED != 0))
-            .finish_non_exhaustive()
+            .field("leased", &(word & state::LEASED != 0));
+        #[cfg(feature = "std")]
+        d.field("claim", &self.claim);
+        d.finish_non_exhaustive()
     }
 }
 
@@ -132,6 +158,26 @@ impl<C: Clock> Generator<C> {
     /// The clock.
     pub fn clock(&self) -> &C {
         &self.clock
+    }
+
+    /// The state of the node id's claim ([`GeneratorBuilder::build_claimed`]): the store, the
+    /// node, whether renewals succeed, the reservation and how long the fence has left.
+    /// `None` for a generator whose node id was not claimed.
+    #[cfg(feature = "std")]
+    pub fn claim_status(&self) -> Option<crate::claim::ClaimStatus> {
+        self.claim.as_ref().map(|h| h.status())
+    }
+
+    /// Renews the claim now, on this thread: reserves `now + window` in the store and,
+    /// once the store accepted it, moves the fence there. The background renewal does
+    /// this every third of the window; call it yourself with
+    /// [`Claims::manual_renewal`](crate::claim::Claims::manual_renewal).
+    #[cfg(feature = "std")]
+    pub fn renew_claim(&self) -> Result<(), crate::claim::ClaimError> {
+        match &self.claim {
+            Some(h) => h.renew(),
+            None => Err(crate::claim::ClaimError::NotClaimed),
+        }
     }
 
     /// The last ID this generator handed out (or would have at tick 0 with a full

@@ -93,10 +93,23 @@ impl<C: Clock> Generator<C> {
             let step = state::reserve(self.shape, word, now, self.policy, want);
             self.observe(word, now, step);
             match step {
-                Step::Mint { first, last } => match self.commit::<LEASED>(word, last) {
-                    Ok(()) => return Ok((first, last)),
-                    Err(actual) => word = actual,
-                },
+                Step::Mint { first, last } => {
+                    // The fence of a claimed generator, read only here: the fast path
+                    // stays in a tick that passed it.
+                    #[cfg(feature = "std")]
+                    if let Some(claim) = &self.claim {
+                        let tick = self.shape.ticks(first);
+                        if !claim.fence().allows(tick) {
+                            self.wait_for_fence::<BLOCK>(claim, tick, waited)?;
+                            word = self.load_word::<LEASED>();
+                            continue;
+                        }
+                    }
+                    match self.commit::<LEASED>(word, last) {
+                        Ok(()) => return Ok((first, last)),
+                        Err(actual) => word = actual,
+                    }
+                }
                 Step::WaitFor { until } => {
                     if BLOCK {
                         self.wait_for(until, waited)?;
@@ -223,6 +236,36 @@ impl<C: Clock> Generator<C> {
             .unix_ns_of(tick)
             .map_err(|_| self.past_lifetime())?;
         u64::try_from(ns).map_err(|_| MintError::ClockRangeEnd)
+    }
+
+    /// At the fence of a claimed generator, for `tick`: waits (bounded by `max_wait`, and
+    /// only if `BLOCK`) for a renewal to move the fence past it. Fails closed:
+    /// [`MintError::ClaimLost`] once the store said the id is someone else's,
+    /// [`MintError::ReservationExpired`] when no renewal landed in time.
+    #[cfg(feature = "std")]
+    #[cold]
+    fn wait_for_fence<const BLOCK: bool>(
+        &self,
+        claim: &crate::claim::Holder,
+        tick: u64,
+        budget: &mut WaitBudget,
+    ) -> Result<(), MintError> {
+        use crate::claim::ClaimState;
+        let node = self.node;
+        loop {
+            let fence = claim.fence();
+            if fence.allows(tick) {
+                return Ok(());
+            }
+            if matches!(fence.state(), ClaimState::Lost | ClaimState::Released) {
+                return Err(MintError::ClaimLost { node });
+            }
+            let left = self.max_wait.saturating_sub(self.waited(budget));
+            if !BLOCK || left.is_zero() {
+                return Err(MintError::ReservationExpired { node });
+            }
+            sync::sleep(left.min(Duration::from_micros(500)));
+        }
     }
 
     /// Waits until the clock reaches the start of tick `until`: sleeps while far, yields

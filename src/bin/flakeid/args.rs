@@ -43,6 +43,12 @@ pub(crate) enum Command {
         after_help = "Example:\n  flakeid layout\n  flakeid layout --layout 'seq=8,node=4,time=41,epoch=2025-01-01T00:00:00Z' --json"
     )]
     Layout(LayoutArgs),
+    /// List the node ids claimed in a claim store (see `gen --claim`): holder, state and
+    /// reservation of each.
+    #[command(
+        after_help = "Example:\n  flakeid claims --claim file:/var/lib/flakeid --namespace orders\n  flakeid claims --claim file:/var/lib/flakeid --json"
+    )]
+    Claims(ClaimsArgs),
     /// Measure sustained minting: IDs per second and the share of the layout's cap.
     #[command(
         after_help = "Example:\n  flakeid bench --seconds 2\n  flakeid bench --threads 2 --sharded --layout 'seq=22,node=4,epoch=2025-01-01T00:00:00Z'"
@@ -123,6 +129,118 @@ pub(crate) struct GenArgs {
     /// Output format (json prints each ID as a JSON string, safe for JavaScript).
     #[arg(long, value_enum, default_value_t = Format::Decimal)]
     pub(crate) format: Format,
+    /// At most this many IDs per second (each line is flushed), so a long-running `gen`
+    /// can be watched or piped.
+    #[arg(long, value_parser = positive_rate)]
+    pub(crate) rate: Option<f64>,
+    /// How long one mint may wait in all: for the next tick, and for a claim's renewal at
+    /// the end of its reserved window (e.g. 500ms, 5s, 1m).
+    #[arg(long, default_value = "60s", value_parser = duration)]
+    pub(crate) max_wait: std::time::Duration,
+    #[command(flatten)]
+    pub(crate) claim: ClaimArgs,
+    /// For tests: read the clock shifted by this much (+2s, -10s), to play a host whose
+    /// clock is ahead or behind.
+    #[arg(long, hide = true, value_parser = signed_duration, allow_hyphen_values = true)]
+    pub(crate) clock_offset: Option<i64>,
+}
+
+/// `+D` or `-D` (or `D`), a duration as [`duration`] reads it, in signed nanoseconds.
+fn signed_duration(text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let (sign, rest) = match t.as_bytes().first() {
+        Some(b'-') => (-1, &t[1..]),
+        Some(b'+') => (1, &t[1..]),
+        _ => (1, t),
+    };
+    let d = duration(rest)?;
+    i64::try_from(d.as_nanos())
+        .map(|ns| sign * ns)
+        .map_err(|_| format!("{text:?} is too long an offset"))
+}
+
+/// Where node ids are claimed: shared by `gen` and `claims`.
+#[derive(Args, Default)]
+pub(crate) struct ClaimStoreArgs {
+    /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
+    /// memory: (this process only), static:N (node N, no fence), static:pod[+K] (a
+    /// StatefulSet pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence).
+    #[arg(long, value_name = "URL")]
+    pub(crate) claim: Option<String>,
+    /// The namespace claims live in: node ids of different namespaces are independent.
+    #[arg(long, default_value = flakeid::claim::DEFAULT_NAMESPACE)]
+    pub(crate) namespace: String,
+}
+
+#[derive(Args, Default)]
+pub(crate) struct ClaimArgs {
+    #[command(flatten)]
+    pub(crate) store: ClaimStoreArgs,
+    /// With --claim: the pool of node ids, A..B (B excluded); the lowest free one is taken.
+    /// Default: the layout's whole node field.
+    #[arg(long, value_parser = node_range, requires = "claim")]
+    pub(crate) nodes: Option<std::ops::Range<u64>>,
+    /// With --claim: how far ahead of the clock the reservation runs (renewed every third
+    /// of it). Longer: fewer writes, a longer wait for a dead holder's id.
+    #[arg(long, value_parser = duration, requires = "claim")]
+    pub(crate) window: Option<std::time::Duration>,
+    /// With --claim: this process's name in the store (default host:pid).
+    #[arg(long, requires = "claim")]
+    pub(crate) instance: Option<String>,
+}
+
+#[derive(Args)]
+pub(crate) struct ClaimsArgs {
+    #[command(flatten)]
+    pub(crate) store: ClaimStoreArgs,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// A rate: a positive number of IDs per second.
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(format!(
+            "must be a positive number of IDs per second (got {text:?})"
+        )),
+    }
+}
+
+/// `A..B`, with A < B.
+fn node_range(text: &str) -> Result<std::ops::Range<u64>, String> {
+    let bad = || format!("give a range A..B of node ids, B excluded, as 0..4 (got {text:?})");
+    let (a, b) = text.trim().split_once("..").ok_or_else(bad)?;
+    let (a, b): (u64, u64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+    if a >= b {
+        return Err(format!("the range {a}..{b} is empty: give A..B with A < B"));
+    }
+    Ok(a..b)
+}
+
+/// A duration: a whole number and a unit (ns, us, ms, s, m, h), as 500ms or 5s.
+pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
+    use std::time::Duration;
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(split);
+    let bad = || {
+        format!(
+            "give a whole number and a unit (ns, us, ms, s, m, h), as 500ms or 5s (got {text:?})"
+        )
+    };
+    let n: u64 = n.parse().map_err(|_| bad())?;
+    let d = match unit {
+        "ns" => Duration::from_nanos(n),
+        "us" => Duration::from_micros(n),
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return Err(bad()),
+    };
+    Ok(d)
 }
 
 #[derive(Args)]

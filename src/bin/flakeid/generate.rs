@@ -1,26 +1,42 @@
-//! `flakeid gen`: mint IDs, one per line.
+//! `flakeid gen`: mint IDs, one per line; with `--claim`, on a node id claimed from a
+//! store and fenced by its reserved window.
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use flakeid::{Encoding, Generator, Id};
+use flakeid::__private::rfc3339::Timestamp;
+use flakeid::claim::{ClaimError, Claims};
+use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
 
-use crate::args::{Format, GenArgs};
-use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, resolve_node};
+use crate::args::{ClaimArgs, Format, GenArgs, NodeArgs};
+use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, resolve_node, warn};
 
 pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
-    let node = resolve_node(&layout, &a.node)?;
-    let generator = Generator::builder(layout)
-        .node(node)
-        .max_wait(Duration::from_secs(60))
-        .build()
-        .map_err(|e| CliError::new(None, e))?;
+    let clock = OffsetClock {
+        inner: MonotonicClock::new(),
+        offset_ns: a.clock_offset.unwrap_or(0),
+    };
+    let builder = Generator::builder(layout).max_wait(a.max_wait).clock(clock);
+    let generator = match &a.claim.store.claim {
+        Some(url) => {
+            refuse_node_flags(&a.node)?;
+            let claims = claims_of(url, &a.claim)?;
+            let generator = builder.build_claimed(claims).map_err(claim_error)?;
+            report_claim(&generator);
+            generator
+        }
+        None => {
+            let node = resolve_node(&layout, &a.node)?;
+            builder
+                .node(node)
+                .build()
+                .map_err(|e| CliError::new(None, e))?
+        }
+    };
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut batch = vec![Id::default(); 4096];
-    let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
     // JSON is the decimal text as a string, so JavaScript keeps every digit.
     let (encoding, quoted) = match a.format {
         Format::Decimal => (Encoding::Decimal, false),
@@ -28,25 +44,187 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
         Format::Base32 => (Encoding::Base32, false),
         Format::Json => (Encoding::Decimal, true),
     };
-    let mut left = a.count;
+    let mut line = |out: &mut BufWriter<_>, id: &Id| {
+        let mut buf = [0u8; Encoding::MAX_LEN];
+        let text = id.encode(encoding, &mut buf);
+        if quoted {
+            writeln!(out, "\"{text}\"")
+        } else {
+            writeln!(out, "{text}")
+        }
+    };
+    let result = match a.rate {
+        Some(rate) => mint_paced(&generator, a.count, rate, &mut out, &mut line),
+        None => mint_batched(&generator, a.count, &mut out, &mut line),
+    };
+    // Every ID minted is written out before any error is reported.
+    if let Err(e) = out.flush() {
+        return quiet_on_broken_pipe(e);
+    }
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(Stop::Io(e)) => quiet_on_broken_pipe(e),
+        Err(Stop::Mint(e)) => Err(CliError::new(None, e)),
+    }
+}
+
+/// The monotonic clock, shifted by a fixed offset (the hidden `--clock-offset`, for tests
+/// that play a host whose clock is ahead or behind; 0 otherwise).
+#[derive(Debug, Clone)]
+struct OffsetClock {
+    inner: MonotonicClock,
+    offset_ns: i64,
+}
+
+impl OffsetClock {
+    #[inline]
+    fn shift(&self, ns: u64) -> u64 {
+        ns.saturating_add_signed(self.offset_ns)
+    }
+}
+
+impl Clock for OffsetClock {
+    #[inline]
+    fn unix_ns(&self) -> u64 {
+        self.shift(self.inner.unix_ns())
+    }
+
+    #[inline]
+    fn recent_unix_ns(&self) -> u64 {
+        self.shift(self.inner.recent_unix_ns())
+    }
+}
+
+type Gen = Generator<OffsetClock>;
+
+enum Stop {
+    Io(io::Error),
+    Mint(flakeid::MintError),
+}
+
+type Line<'a, W> = dyn FnMut(&mut BufWriter<W>, &Id) -> io::Result<()> + 'a;
+
+fn mint_batched<W: Write>(
+    generator: &Gen,
+    count: u64,
+    out: &mut BufWriter<W>,
+    line: &mut Line<'_, W>,
+) -> Result<(), Stop> {
+    let mut batch = vec![Id::default(); 4096];
+    let mut left = count;
     while left > 0 {
         let want = left.min(batch.len() as u64) as usize;
-        let n = generator
-            .next_ids(&mut batch[..want])
-            .map_err(|e| CliError::new(None, e))?;
+        let n = generator.next_ids(&mut batch[..want]).map_err(Stop::Mint)?;
         for id in &batch[..n] {
-            let text = id.encode(encoding, &mut buf);
-            let res = if quoted {
-                writeln!(out, "\"{text}\"")
-            } else {
-                writeln!(out, "{text}")
-            };
-            if let Err(e) = res {
-                return quiet_on_broken_pipe(e);
-            }
+            line(out, id).map_err(Stop::Io)?;
         }
         left -= n as u64;
     }
-    out.flush().or_else(quiet_on_broken_pipe)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// One ID at a time, at most `rate` a second, each line flushed.
+fn mint_paced<W: Write>(
+    generator: &Gen,
+    count: u64,
+    rate: f64,
+    out: &mut BufWriter<W>,
+    line: &mut Line<'_, W>,
+) -> Result<(), Stop> {
+    let interval = Duration::from_secs_f64(1.0 / rate);
+    let started = Instant::now();
+    for k in 0..count {
+        // The k-th ID is due k intervals after the start, so a slow write does not
+        // lower the rate below what was asked.
+        let due = started + interval.saturating_mul(u32::try_from(k).unwrap_or(u32::MAX));
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let id = generator.next_id().map_err(Stop::Mint)?;
+        line(out, &id).map_err(Stop::Io)?;
+        out.flush().map_err(Stop::Io)?;
+    }
+    Ok(())
+}
+
+fn refuse_node_flags(node: &NodeArgs) -> CliResult {
+    let flag = if node.node.is_some() {
+        Some("--node")
+    } else if node.datacenter.is_some() || node.worker.is_some() {
+        Some("--datacenter")
+    } else if node.machine_id.is_some() {
+        Some("--machine-id")
+    } else if node.machine_id_from.is_some() {
+        Some("--machine-id-from")
+    } else {
+        None
+    };
+    match flag {
+        Some(flag) => Err(CliError::new(
+            Some(flag),
+            "--claim takes the node id from the store: give --claim or a node id, not both (--nodes A..B sets the pool to claim from)",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The claim settings the flags name.
+pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
+    let mut claims = Claims::open(url)
+        .map_err(|e| CliError::new(Some("--claim"), e))?
+        .namespace(a.store.namespace.clone());
+    if let Some(pool) = &a.nodes {
+        claims = claims.nodes(pool.clone());
+    }
+    if let Some(window) = a.window {
+        claims = claims.window(window);
+    }
+    if let Some(instance) = &a.instance {
+        claims = claims.instance(instance.clone());
+    }
+    Ok(claims)
+}
+
+/// A claim's build error, with the flag it is about.
+fn claim_error(e: ClaimError) -> CliError {
+    let flag = match &e {
+        ClaimError::BadPool { .. } | ClaimError::NodeOutsidePool { .. } => Some("--nodes"),
+        ClaimError::WindowTooShort { .. } => Some("--window"),
+        ClaimError::BadNamespace { .. } => Some("--namespace"),
+        ClaimError::ClockBehind { .. } => Some("--max-wait"),
+        ClaimError::BadUrl { .. } | ClaimError::Io { .. } => Some("--claim"),
+        _ => None,
+    };
+    CliError::new(flag, e)
+}
+
+/// `flakeid: claimed node 3 of namespace "orders" in file:/var/lib/flakeid (...)`.
+fn report_claim(generator: &Gen) {
+    let Some(s) = generator.claim_status() else {
+        return;
+    };
+    let layout: &Layout = generator.layout();
+    let shown = match layout.datacenter_bits() {
+        0 => format!("node {}", s.node),
+        _ => {
+            let (d, w) = layout.split_node(s.node);
+            format!("node {} (datacenter {d}, worker {w})", s.node)
+        }
+    };
+    let reserved = match s.reserved_until_unix_ns {
+        Some(ns) => format!(", reserved until {}", Timestamp(i128::from(ns))),
+        None => ", no fence (static)".into(),
+    };
+    let after = if s.not_before_unix_ns > 0 {
+        format!(
+            ", after the previous holder's reservation {}",
+            Timestamp(i128::from(s.not_before_unix_ns))
+        )
+    } else {
+        String::new()
+    };
+    warn(format_args!(
+        "flakeid: claimed {shown} of namespace {:?} in {} as {}{reserved}{after}",
+        s.namespace, s.store, s.instance
+    ));
 }

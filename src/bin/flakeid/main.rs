@@ -4,6 +4,7 @@
 
 mod args;
 mod bench;
+mod claims;
 mod compose;
 mod decode;
 mod generate;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         Command::Decode(a) => decode::run(a),
         Command::Compose(a) => compose::run(a),
         Command::Layout(a) => layout::run(a),
+        Command::Claims(a) => claims::run(a),
         Command::Bench(a) => bench::run(a),
     };
     match result {

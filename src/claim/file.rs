@@ -1,0 +1,379 @@
+//! [`FileStore`]: claims of one host, held with exclusive OS file locks, reservations
+//! written and fsynced to a state file per (namespace, node id).
+
+use core::time::Duration;
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::string::String;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::vec::Vec;
+
+use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+
+/// Claims on one host, with no coordinator: `DIR/NAMESPACE/node-N.lock`, held with an
+/// exclusive OS lock (`flock` on Unix) while a process owns node N, and
+/// `DIR/NAMESPACE/node-N.state`, which holds the last reservation and the holder's name.
+///
+/// - Two processes (or two generators in one process) cannot hold one id: the second
+///   takes the next free one, or fails with [`ClaimError::PoolFull`].
+/// - A reservation is written to a temporary file, fsynced, renamed over the state file
+///   and the directory fsynced, all before the fence lets the generator mint in it.
+/// - The OS drops the lock when the holder dies (`kill -9` included); the next holder reads
+///   the state file and starts after its reservation, also on a clock set back across a
+///   reboot (it waits, bounded, or fails with [`ClaimError::ClockBehind`]).
+///
+/// A process that is paused (`SIGSTOP`, a VM freeze) keeps its lock, so nobody takes its
+/// id; its fence still stops it at the end of its window if the renewal cannot run.
+///
+/// [`ClaimStore::list`] probes each lock by taking it and letting go at once: a claim that
+/// races the probe may skip that id and take the next free one.
+#[derive(Debug)]
+pub struct FileStore {
+    dir: PathBuf,
+    held: Mutex<HashMap<u64, Held>>,
+    next_token: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Held {
+    /// The open, locked lock file: the claim lives as long as this handle.
+    lock: File,
+    lock_path: PathBuf,
+    state_path: PathBuf,
+    holder: String,
+}
+
+/// What a state file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    node: u64,
+    reserved_until_ns: u64,
+    holder: String,
+    released: bool,
+}
+
+const MAGIC: &str = "flakeid-claim v1";
+
+fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
+    ClaimError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
+
+impl State {
+    fn to_text(&self) -> String {
+        // A holder name never spans lines.
+        let holder: String = self
+            .holder
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        format!(
+            "{MAGIC}\nnode {}\nreserved_until_unix_ns {}\nholder {holder}\nstate {}\n",
+            self.node,
+            self.reserved_until_ns,
+            if self.released { "released" } else { "held" }
+        )
+    }
+
+    fn parse(text: &str, path: &Path) -> Result<State, ClaimError> {
+        let corrupt = |reason: &str| ClaimError::Corrupt {
+            path: path.display().to_string(),
+            reason: reason.into(),
+        };
+        let mut lines = text.lines();
+        if lines.next() != Some(MAGIC) {
+            return Err(corrupt("its first line is not 'flakeid-claim v1'"));
+        }
+        let (mut node, mut reserved, mut holder, mut released) = (None, None, None, None);
+        for line in lines {
+            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+            match key {
+                "node" => node = value.parse().ok(),
+                "reserved_until_unix_ns" => reserved = value.parse().ok(),
+                "holder" => holder = Some(value.to_string()),
+                "state" => released = Some(value == "released"),
+                _ => {}
+            }
+        }
+        match (node, reserved) {
+            (Some(node), Some(reserved_until_ns)) => Ok(State {
+                node,
+                reserved_until_ns,
+                holder: holder.unwrap_or_default(),
+                released: released.unwrap_or(false),
+            }),
+            _ => Err(corrupt("it lacks a node or a reserved_until_unix_ns line")),
+        }
+    }
+}
+
+/// Reads a state file; `None` if there is none.
+fn read_state(path: &Path) -> Result<Option<State>, ClaimError> {
+    match fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes).map_err(|_| ClaimError::Corrupt {
+                path: path.display().to_string(),
+                reason: "it is not UTF-8 text".into(),
+            })?;
+            State::parse(&text, path).map(Some)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(path, e)),
+    }
+}
+
+/// Replaces a state file durably: write a temporary file, fsync it, rename it over the
+/// old one, fsync the directory. A crash leaves the old file or the new one, never half.
+fn write_state(path: &Path, state: &State, token: u64) -> Result<(), ClaimError> {
+    let tmp = path.with_extension(format!("state.tmp-{}-{token}", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(state.to_text().as_bytes())?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok::<(), std::io::Error>(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(|e| io_err(path, e))
+}
+
+/// Whether `file` is still the file at `path` (nobody removed or replaced the lock file
+/// under the holder).
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+impl FileStore {
+    /// A store in `dir`, which is created (with the namespace's directory) at the first
+    /// claim. Fails if `dir` exists and is not a directory; nothing is written here.
+    pub fn open(dir: impl AsRef<Path>) -> Result<FileStore, ClaimError> {
+        let dir = dir.as_ref().to_path_buf();
+        if dir.exists() && !dir.is_dir() {
+            return Err(io_err(&dir, "it is not a directory"));
+        }
+        Ok(FileStore {
+            dir,
+            held: Mutex::default(),
+            next_token: AtomicU64::new(1),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn paths(&self, namespace: &str, node: u64) -> (PathBuf, PathBuf) {
+        let dir = self.dir.join(namespace);
+        (
+            dir.join(format!("node-{node}.lock")),
+            dir.join(format!("node-{node}.state")),
+        )
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Held>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn not_owner(claimed: &Claimed) -> ClaimError {
+        ClaimError::NotOwner {
+            namespace: claimed.namespace.clone(),
+            node: claimed.node,
+        }
+    }
+
+    /// Writes the state of a claim this store holds, if its lock file is still the one
+    /// locked (else [`ClaimError::NotOwner`]).
+    fn write_owned(
+        h: &Held,
+        claimed: &Claimed,
+        reserved_until_ns: u64,
+        released: bool,
+    ) -> Result<(), ClaimError> {
+        if !same_file(&h.lock, &h.lock_path) {
+            return Err(Self::not_owner(claimed));
+        }
+        let state = State {
+            node: claimed.node,
+            reserved_until_ns,
+            holder: h.holder.clone(),
+            released,
+        };
+        write_state(&h.state_path, &state, claimed.token)
+    }
+
+    /// Opens and tries to lock node `node`'s lock file: `Some` if this call now holds it.
+    fn try_lock(&self, path: &Path) -> Result<Option<File>, ClaimError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
+        match file.try_lock() {
+            Ok(()) if same_file(&file, path) => Ok(Some(file)),
+            // Removed or replaced between our open and our lock: not a claim.
+            Ok(()) => Ok(None),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(io_err(path, e)),
+        }
+    }
+}
+
+impl ClaimStore for FileStore {
+    fn url(&self) -> String {
+        format!("file:{}", self.dir.display())
+    }
+
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        let ns_dir = self.dir.join(request.namespace);
+        fs::create_dir_all(&ns_dir).map_err(|e| io_err(&ns_dir, e))?;
+        let mut held = 0;
+        for node in request.pool.clone() {
+            let (lock_path, state_path) = self.paths(request.namespace, node);
+            let Some(lock) = self.try_lock(&lock_path)? else {
+                held += 1;
+                continue;
+            };
+            let previous = read_state(&state_path)?;
+            let not_before = previous.map_or(0, |s| s.reserved_until_ns);
+            let token = self.next_token.fetch_add(1, Ordering::Relaxed);
+            let state = State {
+                node,
+                reserved_until_ns: not_before,
+                holder: request.instance.into(),
+                released: false,
+            };
+            write_state(&state_path, &state, token)?;
+            self.held().insert(
+                token,
+                Held {
+                    lock,
+                    lock_path,
+                    state_path,
+                    holder: request.instance.into(),
+                },
+            );
+            return Ok(Claimed {
+                namespace: request.namespace.into(),
+                node,
+                not_before_unix_ns: not_before,
+                fenced: true,
+                token,
+            });
+        }
+        Err(ClaimError::PoolFull {
+            namespace: request.namespace.into(),
+            pool: request.pool.clone(),
+            held,
+            waited: Duration::ZERO,
+        })
+    }
+
+    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
+        let held = self.held();
+        let h = held
+            .get(&claimed.token)
+            .ok_or_else(|| Self::not_owner(claimed))?;
+        Self::write_owned(h, claimed, reserved_until_unix_ns, false)
+    }
+
+    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
+        let h = self
+            .held()
+            .remove(&claimed.token)
+            .ok_or_else(|| Self::not_owner(claimed))?;
+        // The state is durable before the lock goes (with `h`).
+        Self::write_owned(&h, claimed, reserved_until_unix_ns, true)
+    }
+
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        let ns_dir = self.dir.join(namespace);
+        let entries = match fs::read_dir(&ns_dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&ns_dir, e)),
+        };
+        let mut nodes: Vec<u64> = entries
+            .filter_map(|e| {
+                let name = e.ok()?.file_name();
+                let name = name.to_str()?;
+                name.strip_prefix("node-")?
+                    .strip_suffix(".lock")?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        nodes.sort_unstable();
+        let mut infos = Vec::with_capacity(nodes.len());
+        for node in nodes {
+            let (lock_path, state_path) = self.paths(namespace, node);
+            // Held by this process (a second lock on another handle would conflict too,
+            // but needs no probe), else probe the lock: taken and let go at once.
+            let mine = self.held().values().any(|h| h.lock_path == lock_path);
+            let held = mine || self.try_lock(&lock_path)?.is_none();
+            let state = read_state(&state_path)?;
+            infos.push(ClaimInfo {
+                node,
+                state: match &state {
+                    _ if held => NodeState::Held,
+                    Some(s) if s.released => NodeState::Released,
+                    _ => NodeState::Expired,
+                },
+                holder: state.as_ref().map(|s| s.holder.clone()),
+                reserved_until_unix_ns: state.map_or(0, |s| s.reserved_until_ns),
+            });
+        }
+        Ok(infos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_text_round_trips_and_bad_text_is_corrupt() {
+        let s = State {
+            node: 7,
+            reserved_until_ns: 1_800_000_000_123_456_789,
+            holder: "host:1\nnode 9".into(),
+            released: true,
+        };
+        let p = Path::new("x.state");
+        let back = State::parse(&s.to_text(), p).unwrap();
+        assert_eq!(back.node, 7);
+        assert_eq!(back.reserved_until_ns, s.reserved_until_ns);
+        assert_eq!(back.holder, "host:1?node 9");
+        assert!(back.released);
+        assert!(matches!(
+            State::parse("hello\n", p),
+            Err(ClaimError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            State::parse("flakeid-claim v1\nnode 3\n", p),
+            Err(ClaimError::Corrupt { .. })
+        ));
+    }
+}

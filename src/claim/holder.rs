@@ -1,0 +1,433 @@
+//! [`Holder`]: a claim taken for one generator, its renewal (a background thread, or
+//! [`Generator::renew_claim`](crate::Generator::renew_claim)) and its release.
+
+use core::time::Duration;
+use std::string::String;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use super::{
+    ClaimError, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, Fence, check_namespace,
+    default_instance,
+};
+use crate::clock::Clock;
+use crate::layout::Layout;
+
+/// The clock the renewal reads: the generator's, shared.
+pub(crate) type RenewClock = Arc<dyn Clock + Send + Sync>;
+
+/// A claim's state, as [`Generator::claim_status`](crate::Generator::claim_status)
+/// reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClaimStatus {
+    /// The store's URL.
+    pub store: String,
+    /// The namespace.
+    pub namespace: String,
+    /// The node id claimed.
+    pub node: u64,
+    /// This holder's name in the store.
+    pub instance: String,
+    /// What the claim is doing.
+    pub state: ClaimState,
+    /// Whether the claim has a reserved window (not for [`StaticNode`](super::StaticNode)).
+    pub fenced: bool,
+    /// The reservation the previous holder left (Unix ns): nothing is minted before it.
+    pub not_before_unix_ns: u64,
+    /// The reservation the store accepted last (Unix ns): nothing is minted at or past it.
+    pub reserved_until_unix_ns: Option<u64>,
+    /// How long the generator's clock has left until the fence.
+    pub fence_left: Option<Duration>,
+    /// Renewals that succeeded.
+    pub renewals: u64,
+    /// Renewals that failed.
+    pub failures: u64,
+    /// The error of the last failed renewal, if the last renewal failed.
+    pub last_error: Option<ClaimError>,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    renewals: u64,
+    failures: u64,
+    last_error: Option<ClaimError>,
+}
+
+/// What the generator, its renewal thread and the status share.
+struct Shared {
+    store: Arc<dyn ClaimStore>,
+    claimed: Claimed,
+    instance: String,
+    fence: Fence,
+    layout: Layout,
+    window_ns: u64,
+    clock: RenewClock,
+    stop: Mutex<bool>,
+    wake: Condvar,
+    stats: Mutex<Stats>,
+}
+
+/// Where the background renewal runs.
+enum Renewer {
+    None,
+    Thread(JoinHandle<()>),
+    #[cfg(feature = "tokio")]
+    Task(tokio::task::JoinHandle<()>),
+}
+
+/// A claim held for one generator. Dropping it stops the renewal and releases the id.
+pub(crate) struct Holder {
+    shared: Arc<Shared>,
+    renewer: Renewer,
+    released: bool,
+}
+
+impl core::fmt::Debug for Holder {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Holder")
+            .field("store", &self.shared.store.url())
+            .field("node", &self.shared.claimed.node)
+            .field("state", &self.shared.fence.state())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The tick an instant falls in (0 before the epoch, one past the last tick after the
+/// lifetime): a fence at `tick_of(reserved)` lets through exactly the ticks that end by
+/// `reserved`, and a holder starting at `tick_of(not_before)` mints none of them.
+pub(crate) fn tick_of(layout: &Layout, unix_ns: u64) -> u64 {
+    (unix_ns / layout.unit_ns())
+        .saturating_sub(layout.epoch_tick())
+        .min(layout.max_ticks() + 1)
+}
+
+/// Where tick `tick` ends, in Unix ns (saturating at `u64::MAX`).
+fn tick_end_ns(layout: &Layout, tick: u64) -> u64 {
+    let end =
+        (u128::from(layout.epoch_tick()) + u128::from(tick) + 1) * u128::from(layout.unit_ns());
+    u64::try_from(end).unwrap_or(u64::MAX)
+}
+
+/// One renewal: reserve `now + window` (never less than the reservation held), write it
+/// to the store, and only once the store accepted it raise the fence. Returns the new
+/// reservation. The order is the guarantee: a fence raised before the write could let the
+/// generator mint past a reservation the store then refuses (the id having moved on).
+#[doc(hidden)]
+pub fn renew_step(
+    store: &dyn ClaimStore,
+    claimed: &Claimed,
+    fence: &Fence,
+    layout: &Layout,
+    now_ns: u64,
+    window_ns: u64,
+) -> Result<u64, ClaimError> {
+    let reserved = now_ns.saturating_add(window_ns).max(fence.reserved_ns());
+    match store.renew(claimed, reserved) {
+        Ok(()) => {
+            fence.grant(tick_of(layout, reserved), reserved);
+            Ok(reserved)
+        }
+        Err(e) => {
+            fence.set_state(if matches!(e, ClaimError::NotOwner { .. }) {
+                ClaimState::Lost
+            } else {
+                ClaimState::Renewing
+            });
+            Err(e)
+        }
+    }
+}
+
+impl Shared {
+    fn renew(&self) -> Result<(), ClaimError> {
+        let result = renew_step(
+            &*self.store,
+            &self.claimed,
+            &self.fence,
+            &self.layout,
+            self.clock.unix_ns(),
+            self.window_ns,
+        );
+        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        match &result {
+            Ok(_) => {
+                stats.renewals += 1;
+                stats.last_error = None;
+            }
+            Err(e) => {
+                stats.failures += 1;
+                stats.last_error = Some(e.clone());
+                #[cfg(any(feature = "metrics", feature = "tracing"))]
+                crate::observe::claim_renewal_failed(self.claimed.node, e);
+            }
+        }
+        result.map(drop)
+    }
+
+    /// The background renewal: every `every`, until stopped or the claim is lost.
+    fn run(&self, every: Duration) {
+        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            stop = match self.wake.wait_timeout_while(stop, every, |s| !*s) {
+                Ok((guard, _)) => guard,
+                Err(e) => e.into_inner().0,
+            };
+            if *stop {
+                return;
+            }
+            drop(stop);
+            let _ = self.renew();
+            if self.fence.state() == ClaimState::Lost {
+                return;
+            }
+            stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl Holder {
+    /// Checks the claim's settings against the layout, takes a node id (waiting, bounded,
+    /// for a full pool), refuses a clock further behind the previous holder's reservation
+    /// than `max_wait`, writes the first reservation and starts the renewal.
+    pub(crate) fn take(
+        claims: &Claims,
+        layout: &Layout,
+        clock: RenewClock,
+        max_wait: Duration,
+    ) -> Result<Holder, ClaimError> {
+        check_namespace(&claims.namespace)?;
+        let pool = claims.pool.clone().unwrap_or(0..layout.node_count());
+        if pool.start >= pool.end || pool.end - 1 > layout.max_node() {
+            return Err(ClaimError::BadPool {
+                pool,
+                max_node: layout.max_node(),
+            });
+        }
+        if claims.window < layout.unit() {
+            return Err(ClaimError::WindowTooShort {
+                window: claims.window,
+                unit: layout.unit(),
+            });
+        }
+        let window_ns = u64::try_from(claims.window.as_nanos()).unwrap_or(u64::MAX);
+        let instance = claims.instance.clone().unwrap_or_else(default_instance);
+        let store = Arc::clone(&claims.store);
+        let request = ClaimRequest {
+            namespace: &claims.namespace,
+            pool,
+            instance: &instance,
+        };
+        let started = std::time::Instant::now();
+        let claimed = loop {
+            match store.claim(&request) {
+                Ok(c) => break c,
+                Err(ClaimError::PoolFull {
+                    namespace,
+                    pool,
+                    held,
+                    ..
+                }) => {
+                    let waited = started.elapsed();
+                    if waited >= claims.pool_wait {
+                        return Err(ClaimError::PoolFull {
+                            namespace,
+                            pool,
+                            held,
+                            waited,
+                        });
+                    }
+                    std::thread::sleep((claims.pool_wait - waited).min(Duration::from_millis(50)));
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let not_before = claimed.not_before_unix_ns;
+        let fence = if claimed.fenced {
+            let now = clock.unix_ns();
+            let behind = Duration::from_nanos(not_before.saturating_sub(now));
+            if behind > max_wait {
+                let _ = store.release(&claimed, not_before);
+                return Err(ClaimError::ClockBehind {
+                    node: claimed.node,
+                    behind,
+                    bound: max_wait,
+                });
+            }
+            let reserved = now.max(not_before).saturating_add(window_ns);
+            if let Err(e) = store.renew(&claimed, reserved) {
+                let _ = store.release(&claimed, not_before);
+                return Err(e);
+            }
+            Fence::new(tick_of(layout, reserved), reserved)
+        } else {
+            Fence::new(u64::MAX, u64::MAX)
+        };
+        let background = claims.background && claimed.fenced;
+        let shared = Arc::new(Shared {
+            store,
+            claimed,
+            instance,
+            fence,
+            layout: *layout,
+            window_ns,
+            clock,
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+            stats: Mutex::new(Stats {
+                renewals: 1,
+                ..Stats::default()
+            }),
+        });
+        let every = claims
+            .renew_every
+            .unwrap_or(claims.window / 3)
+            .max(Duration::from_millis(1));
+        #[cfg(feature = "tokio")]
+        if let (true, Some(runtime)) = (background, &claims.runtime) {
+            let s = Arc::clone(&shared);
+            let task = runtime.spawn(async move {
+                loop {
+                    tokio::time::sleep(every).await;
+                    let s = Arc::clone(&s);
+                    let lost = tokio::task::spawn_blocking(move || {
+                        let _ = s.renew();
+                        s.fence.state() == ClaimState::Lost
+                    })
+                    .await
+                    .unwrap_or(true);
+                    if lost {
+                        return;
+                    }
+                }
+            });
+            return Ok(Holder {
+                shared,
+                renewer: Renewer::Task(task),
+                released: false,
+            });
+        }
+        let renewer = if background {
+            let s = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name(format!("flakeid-renew-{}", s.claimed.node))
+                .spawn(move || s.run(every));
+            match spawned {
+                Ok(handle) => Renewer::Thread(handle),
+                Err(e) => {
+                    let _ = shared.store.release(&shared.claimed, not_before);
+                    return Err(ClaimError::Unreachable {
+                        store: shared.store.url(),
+                        reason: format!("cannot start the renewal thread: {e}"),
+                    });
+                }
+            }
+        } else {
+            Renewer::None
+        };
+        Ok(Holder {
+            shared,
+            renewer,
+            released: false,
+        })
+    }
+
+    /// The node id claimed.
+    pub(crate) fn node(&self) -> u64 {
+        self.shared.claimed.node
+    }
+
+    /// The first tick the generator may mint (the previous holder's reservation).
+    pub(crate) fn first_tick(&self) -> u64 {
+        if self.shared.claimed.fenced {
+            tick_of(&self.shared.layout, self.shared.claimed.not_before_unix_ns)
+        } else {
+            0
+        }
+    }
+
+    /// The fence the generator checks when the tick changes.
+    #[inline]
+    pub(crate) fn fence(&self) -> &Fence {
+        &self.shared.fence
+    }
+
+    /// Renews now, on the calling thread.
+    pub(crate) fn renew(&self) -> Result<(), ClaimError> {
+        if !self.shared.claimed.fenced {
+            return Ok(());
+        }
+        if self.shared.fence.state() == ClaimState::Lost {
+            return Err(ClaimError::NotOwner {
+                namespace: self.shared.claimed.namespace.clone(),
+                node: self.shared.claimed.node,
+            });
+        }
+        self.shared.renew()
+    }
+
+    pub(crate) fn status(&self) -> ClaimStatus {
+        let s = &self.shared;
+        let stats = s.stats.lock().unwrap_or_else(|e| e.into_inner());
+        let fenced = s.claimed.fenced;
+        let reserved = s.fence.reserved_ns();
+        ClaimStatus {
+            store: s.store.url(),
+            namespace: s.claimed.namespace.clone(),
+            node: s.claimed.node,
+            instance: s.instance.clone(),
+            state: s.fence.state(),
+            fenced,
+            not_before_unix_ns: s.claimed.not_before_unix_ns,
+            reserved_until_unix_ns: fenced.then_some(reserved),
+            fence_left: fenced
+                .then(|| Duration::from_nanos(reserved.saturating_sub(s.clock.unix_ns()))),
+            renewals: stats.renewals,
+            failures: stats.failures,
+            last_error: stats.last_error.clone(),
+        }
+    }
+
+    /// Stops the renewal and releases the id with the reservation cut to the end of
+    /// `last_tick` (the last tick minted), never below what the previous holder left nor
+    /// above what the store accepted. Only with no minting possible any more: the
+    /// generator calls it from its drop.
+    pub(crate) fn release(&mut self, last_tick: Option<u64>) {
+        if self.released {
+            return;
+        }
+        self.released = true;
+        {
+            let mut stop = self.shared.stop.lock().unwrap_or_else(|e| e.into_inner());
+            *stop = true;
+            self.shared.wake.notify_all();
+        }
+        match core::mem::replace(&mut self.renewer, Renewer::None) {
+            Renewer::None => {}
+            Renewer::Thread(handle) => {
+                let _ = handle.join();
+            }
+            // A renewal under way on the blocking pool may still land after the release:
+            // the store refuses it (the claim is no longer this holder's), or it raises the
+            // reservation, which only makes the next holder start later.
+            #[cfg(feature = "tokio")]
+            Renewer::Task(task) => task.abort(),
+        }
+        let s = &self.shared;
+        let not_before = s.claimed.not_before_unix_ns;
+        let last = if s.claimed.fenced {
+            let minted_to = last_tick.map_or(not_before, |t| tick_end_ns(&s.layout, t));
+            minted_to.max(not_before).min(s.fence.reserved_ns())
+        } else {
+            0
+        };
+        let _ = s.store.release(&s.claimed, last);
+        s.fence.set_state(ClaimState::Released);
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        self.release(None);
+    }
+}

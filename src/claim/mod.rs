@@ -1,0 +1,545 @@
+//! Fleet-safe node ids: a generator **claims** its node id from a store and mints only
+//! inside a **reserved window** of time that the store has accepted.
+//!
+//! Every generator of this crate is unique for one node id; in a fleet, duplicates come
+//! from two processes with one node id. A claim closes that gap:
+//!
+//! - A claim on node id N gives its holder the ticks `[not_before, reserved_until)`.
+//!   `not_before` is the last reservation *anyone* stored for N; the holder extends
+//!   `reserved_until` ahead of its clock (now + window) by a write that succeeds only while
+//!   it still owns N, and only then mints in it.
+//! - The generator's **fence** lets it mint a tick only below `reserved_until`. It is read
+//!   when the tick changes, never on the same-tick fast path. At the fence the generator
+//!   waits for a renewal (bounded by `max_wait`), then fails closed with
+//!   [`MintError::ReservationExpired`](crate::MintError::ReservationExpired), or with
+//!   [`MintError::ClaimLost`](crate::MintError::ClaimLost) once the store said the id is
+//!   someone else's; it recovers by itself when a renewal lands.
+//!
+//! So two holders of one node id never mint the same tick, whatever happens in between: a
+//! `kill -9`, a pause longer than the lease, clocks that disagree between hosts, a clock set
+//! back across a restart. What a holder that comes back late can do is mint up to its own
+//! fence, which the next holder starts after.
+//!
+//! ```
+//! use std::time::Duration;
+//! use flakeid::claim::{Claims, FileStore};
+//! use flakeid::{Generator, Layout};
+//!
+//! let dir = std::env::temp_dir().join(format!("flakeid-doc-{}", std::process::id()));
+//! let claims = Claims::new(FileStore::open(&dir)?)
+//!     .namespace("orders")
+//!     .nodes(0..32)
+//!     .window(Duration::from_secs(5));
+//! let generator = Generator::builder(Layout::snowflake()).build_claimed(claims)?;
+//! let id = generator.next_id()?;
+//! let status = generator.claim_status().expect("claimed");
+//! assert_eq!(status.node, generator.node());
+//! println!("{id} on node {}, reserved until {:?}", status.node, status.reserved_until_unix_ns);
+//! drop(generator); // releases node 0, with the reservation cut to what was minted
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The stores: [`FileStore`] (`file:DIR`, one host), [`MemoryStore`] (`memory:`, one
+//! process: tests and simulations), [`StaticNode`] (`static:N`, `static:pod`: the
+//! orchestrator guarantees uniqueness, no fence). [`open`] reads a store's URL; the
+//! [`ClaimStore`] trait is what a Redis, SQL or Consul store implements.
+
+mod fence;
+mod file;
+mod holder;
+mod memory;
+mod static_node;
+
+use core::fmt;
+use core::ops::Range;
+use core::time::Duration;
+use std::string::String;
+use std::sync::Arc;
+use std::vec::Vec;
+
+pub use fence::{ClaimState, Fence};
+pub use file::FileStore;
+pub use holder::ClaimStatus;
+pub(crate) use holder::Holder;
+#[doc(hidden)]
+pub use holder::renew_step;
+pub use memory::MemoryStore;
+pub use static_node::StaticNode;
+
+/// The namespace a claim lives in when none is given.
+pub const DEFAULT_NAMESPACE: &str = "default";
+/// The default reserved window: how far ahead of the clock a holder reserves.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(5);
+/// The default bound on waiting for a free id in a full pool.
+pub const DEFAULT_POOL_WAIT: Duration = Duration::from_secs(1);
+
+/// What a store needs to take a node id: where, from which ids, for whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRequest<'a> {
+    /// The namespace (checked by [`check_namespace`] before the store sees it).
+    pub namespace: &'a str,
+    /// The ids to take the lowest free one of.
+    pub pool: Range<u64>,
+    /// Who asks, as [`ClaimInfo::holder`] will show it.
+    pub instance: &'a str,
+}
+
+/// A node id a store handed out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// The namespace.
+    pub namespace: String,
+    /// The node id.
+    pub node: u64,
+    /// The last reservation stored for this id by anyone (Unix ns; 0 if none): the holder
+    /// mints nothing before it.
+    pub not_before_unix_ns: u64,
+    /// Whether the claim has a reserved window to renew and a fence. [`StaticNode`]'s do
+    /// not: the orchestrator guarantees uniqueness.
+    pub fenced: bool,
+    /// The store's handle for this claim (a lease id, a session, an open file), opaque to
+    /// the generator.
+    pub token: u64,
+}
+
+/// A node id's entry in a store, as [`ClaimStore::list`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimInfo {
+    /// The node id.
+    pub node: u64,
+    /// Whether it is held now.
+    pub state: NodeState,
+    /// The instance that holds it (or last held it).
+    pub holder: Option<String>,
+    /// The last reservation stored (Unix ns): the next holder starts there.
+    pub reserved_until_unix_ns: u64,
+}
+
+/// Whether a node id is held, as a store sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NodeState {
+    /// A live holder owns it.
+    Held,
+    /// Its holder went away without releasing it (killed, or its lease expired): free to
+    /// take, after its reservation.
+    Expired,
+    /// Its holder released it: free to take, after its reservation.
+    Released,
+}
+
+impl NodeState {
+    /// The state's name in `flakeid claims`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            NodeState::Held => "held",
+            NodeState::Expired => "expired",
+            NodeState::Released => "released",
+        }
+    }
+}
+
+/// Durable storage of claims: what the claim model needs from a coordinator.
+///
+/// The contract, which the fence's guarantee rests on:
+/// - [`claim`](ClaimStore::claim) takes the lowest id of the pool that no live holder
+///   owns, and returns the last reservation stored for it by anyone. With none free it
+///   returns [`ClaimError::PoolFull`] at once (the caller waits and retries).
+/// - [`renew`](ClaimStore::renew) stores a new reservation durably **only while the claim
+///   is still this holder's**, and returns [`ClaimError::NotOwner`] otherwise. It returns
+///   `Ok` only once the write is durable (fsynced, or acknowledged by a quorum).
+/// - [`release`](ClaimStore::release) stores the final reservation and frees the id.
+/// - Stored reservations never go backwards except through `release`, whose caller
+///   guarantees it minted nothing at or past the value it gives.
+pub trait ClaimStore: Send + Sync + fmt::Debug {
+    /// The store's URL, for messages (`file:/var/lib/flakeid`).
+    fn url(&self) -> String;
+    /// Takes the lowest free id of `request.pool`.
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError>;
+    /// Stores `reserved_until_unix_ns` for the claim if it is still this holder's.
+    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError>;
+    /// Stores the final reservation and frees the id.
+    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError>;
+    /// Every node id of `namespace` the store knows, in id order.
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError>;
+}
+
+/// How a generator claims its node id: the store, the namespace, the pool, the window.
+/// Give it to [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)
+/// or [`ShardedBuilder::build_claimed`](crate::ShardedBuilder::build_claimed).
+#[derive(Clone)]
+pub struct Claims {
+    pub(crate) store: Arc<dyn ClaimStore>,
+    pub(crate) namespace: String,
+    pub(crate) pool: Option<Range<u64>>,
+    pub(crate) window: Duration,
+    pub(crate) instance: Option<String>,
+    pub(crate) pool_wait: Duration,
+    pub(crate) renew_every: Option<Duration>,
+    pub(crate) background: bool,
+    #[cfg(feature = "tokio")]
+    pub(crate) runtime: Option<tokio::runtime::Handle>,
+}
+
+impl fmt::Debug for Claims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claims")
+            .field("store", &self.store.url())
+            .field("namespace", &self.namespace)
+            .field("pool", &self.pool)
+            .field("window", &self.window)
+            .field("instance", &self.instance)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Claims {
+    /// Claims from `store`, in [`DEFAULT_NAMESPACE`], from the layout's whole node field,
+    /// with a [`DEFAULT_WINDOW`] renewed in a background thread every third of it.
+    pub fn new(store: impl ClaimStore + 'static) -> Claims {
+        Claims::with_store(Arc::new(store))
+    }
+
+    /// [`Claims::new`] with a store already shared.
+    pub fn with_store(store: Arc<dyn ClaimStore>) -> Claims {
+        Claims {
+            store,
+            namespace: DEFAULT_NAMESPACE.into(),
+            pool: None,
+            window: DEFAULT_WINDOW,
+            instance: None,
+            pool_wait: DEFAULT_POOL_WAIT,
+            renew_every: None,
+            background: true,
+            #[cfg(feature = "tokio")]
+            runtime: None,
+        }
+    }
+
+    /// [`Claims::new`] with the store a URL names (see [`open`]).
+    pub fn open(url: &str) -> Result<Claims, ClaimError> {
+        Ok(Claims::with_store(open(url)?))
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ClaimStore> {
+        &self.store
+    }
+
+    /// The namespace: ids in different namespaces are independent (one per ID space:
+    /// a service, a table). Letters, digits, `.`, `_` and `-`; checked at build.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// The pool of node ids to take the lowest free one of (default: the layout's whole
+    /// node field). Checked against the layout at build.
+    pub fn nodes(mut self, pool: Range<u64>) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// How far ahead of the clock the holder reserves (default [`DEFAULT_WINDOW`]). Longer
+    /// means fewer store writes (three per window) and a longer wait for the next holder of
+    /// a dead holder's id; at least one tick of the layout.
+    pub fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// The holder's name in [`ClaimStore::list`] (default `host:pid`).
+    pub fn instance(mut self, instance: impl Into<String>) -> Self {
+        self.instance = Some(instance.into());
+        self
+    }
+
+    /// How long to wait for an id when the pool is full (default [`DEFAULT_POOL_WAIT`]),
+    /// before [`ClaimError::PoolFull`].
+    pub fn pool_wait(mut self, bound: Duration) -> Self {
+        self.pool_wait = bound;
+        self
+    }
+
+    /// How often the background renewal runs (default a third of the window).
+    pub fn renew_every(mut self, every: Duration) -> Self {
+        self.renew_every = Some(every);
+        self
+    }
+
+    /// Renews in a task on this tokio runtime (feature `tokio`) instead of a thread of its
+    /// own: the store calls run on the runtime's blocking pool.
+    #[cfg(feature = "tokio")]
+    pub fn renew_on(mut self, runtime: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// No background renewal: the caller renews with
+    /// [`Generator::renew_claim`](crate::Generator::renew_claim) (deterministic tests,
+    /// simulations, a runtime of the caller's own).
+    pub fn manual_renewal(mut self) -> Self {
+        self.background = false;
+        self
+    }
+}
+
+/// The store a URL names:
+///
+/// | URL | store |
+/// |---|---|
+/// | `file:DIR` (or `file://DIR`) | [`FileStore`] in `DIR`: one host, OS locks, fsynced reservations |
+/// | `memory:` | a new [`MemoryStore`]: this process only |
+/// | `static:N` | [`StaticNode`]: node id N, no fence |
+/// | `static:pod` or `static:pod+K` | [`StaticNode::from_pod_name`]: the ordinal of a StatefulSet pod (`$POD_NAME`, else `$HOSTNAME`, else the host name), plus K |
+///
+/// `etcd://` and `zookeeper://` name the coordinators of the next release and are
+/// refused with a message that says so.
+pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
+    let bad = |reason: &str| ClaimError::BadUrl {
+        url: url.into(),
+        reason: reason.into(),
+    };
+    let (scheme, rest) = url
+        .split_once(':')
+        .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N or static:pod"))?;
+    match scheme {
+        "file" => {
+            let path = rest.strip_prefix("//").unwrap_or(rest);
+            if path.is_empty() {
+                return Err(bad("file: needs a directory, as in file:/var/lib/flakeid"));
+            }
+            Ok(Arc::new(FileStore::open(path)?))
+        }
+        "memory" if rest.is_empty() || rest == "//" => Ok(Arc::new(MemoryStore::new())),
+        "memory" => Err(bad("memory: takes nothing after the colon")),
+        "static" => Ok(Arc::new(StaticNode::from_url_rest(rest).map_err(
+            |e| match e {
+                ClaimError::BadUrl { reason, .. } => bad(&reason),
+                e => e,
+            },
+        )?)),
+        "etcd" | "zookeeper" => Err(bad(
+            "the etcd and ZooKeeper stores are not in this version yet; on one host use file:DIR",
+        )),
+        _ => Err(bad(
+            "unknown scheme: give file:DIR, memory:, static:N or static:pod",
+        )),
+    }
+}
+
+/// Checks a namespace: 1 to 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..` (it names a
+/// directory or a key prefix in every store).
+pub fn check_namespace(namespace: &str) -> Result<(), ClaimError> {
+    let bad = |reason: &'static str| ClaimError::BadNamespace {
+        namespace: namespace.into(),
+        reason,
+    };
+    if namespace.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if namespace.len() > 128 {
+        return Err(bad("it is longer than 128 bytes"));
+    }
+    if namespace == "." || namespace == ".." {
+        return Err(bad("it is a path component (. or ..)"));
+    }
+    if namespace.contains('/') {
+        return Err(bad("it contains '/'"));
+    }
+    if namespace.contains('\0') {
+        return Err(bad("it contains a NUL byte"));
+    }
+    if !namespace
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        return Err(bad(
+            "it has a character other than letters, digits, '.', '_' and '-'",
+        ));
+    }
+    Ok(())
+}
+
+/// The default instance name: `host:pid`.
+pub fn default_instance() -> String {
+    format!("{}:{}", static_node::host_name(), std::process::id())
+}
+
+/// Why a claim could not be taken, renewed, released or listed. Each message says what to
+/// do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClaimError {
+    /// Every id of the pool is held, still after waiting.
+    PoolFull {
+        /// The namespace.
+        namespace: String,
+        /// The pool.
+        pool: Range<u64>,
+        /// How many of its ids are held.
+        held: u64,
+        /// How long the claim waited for one to come free.
+        waited: Duration,
+    },
+    /// The claim is no longer this holder's: its lease expired, or another holder has the
+    /// id now.
+    NotOwner {
+        /// The namespace.
+        namespace: String,
+        /// The node id.
+        node: u64,
+    },
+    /// The store did not answer, or answered with an error.
+    Unreachable {
+        /// The store's URL.
+        store: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A file of the store could not be read or written.
+    Io {
+        /// The file or directory.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A state file holds something this version cannot read.
+    Corrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The namespace cannot name a directory or key prefix.
+    BadNamespace {
+        /// The namespace given.
+        namespace: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The store URL is not one this version reads.
+    BadUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The pool is empty or reaches past the layout's node field.
+    BadPool {
+        /// The pool given.
+        pool: Range<u64>,
+        /// The layout's largest node id.
+        max_node: u64,
+    },
+    /// The window is shorter than one tick of the layout.
+    WindowTooShort {
+        /// The window given.
+        window: Duration,
+        /// The layout's tick.
+        unit: Duration,
+    },
+    /// The clock reads behind the reservation the id's previous holder left, by more than
+    /// the wait bound.
+    ClockBehind {
+        /// The node id.
+        node: u64,
+        /// How far behind.
+        behind: Duration,
+        /// The wait bound (`max_wait`).
+        bound: Duration,
+    },
+    /// A static node id outside the pool.
+    NodeOutsidePool {
+        /// The node id.
+        node: u64,
+        /// The pool.
+        pool: Range<u64>,
+    },
+    /// The generator could not be built on the claimed id (a hook refused it, a resume
+    /// point does not fit); the id was released.
+    Build(crate::Error),
+    /// The generator holds no claim (for [`Generator::renew_claim`](crate::Generator::renew_claim)).
+    NotClaimed,
+}
+
+impl fmt::Display for ClaimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClaimError::PoolFull {
+                namespace,
+                pool,
+                held,
+                waited,
+            } => write!(
+                f,
+                "pool full: node ids {}..{} of namespace {namespace:?} are all held ({held} held, waited {waited:?}): stop a holder, widen the pool (--nodes), or use another namespace",
+                pool.start, pool.end
+            ),
+            ClaimError::NotOwner { namespace, node } => write!(
+                f,
+                "claim lost: node {node} of namespace {namespace:?} is no longer this holder's (its lease expired or another holder took it); start again to claim a new node id"
+            ),
+            ClaimError::Unreachable { store, reason } => write!(
+                f,
+                "claim store {store} cannot be reached: {reason}; check that it runs and the address is right"
+            ),
+            ClaimError::Io { path, reason } => write!(
+                f,
+                "cannot use {path}: {reason}; give a directory this process can create and write"
+            ),
+            ClaimError::Corrupt { path, reason } => write!(
+                f,
+                "{path} is not a flakeid claim file ({reason}); the reservation it held is unknown, so its node id is not taken: remove the file only once no process uses this namespace"
+            ),
+            ClaimError::BadNamespace { namespace, reason } => write!(
+                f,
+                "namespace {namespace:?} cannot be used: {reason}; use letters, digits, '.', '_' and '-' (at most 128)"
+            ),
+            ClaimError::BadUrl { url, reason } => write!(f, "claim store {url:?}: {reason}"),
+            ClaimError::BadPool { pool, max_node } => write!(
+                f,
+                "node pool {}..{} {}: the layout's node ids are 0..={max_node}; give a non-empty range A..B with B <= {}",
+                pool.start,
+                pool.end,
+                if pool.start >= pool.end {
+                    "is empty"
+                } else {
+                    "does not fit the layout"
+                },
+                u128::from(*max_node) + 1
+            ),
+            ClaimError::WindowTooShort { window, unit } => write!(
+                f,
+                "window {window:?} is shorter than the layout's tick of {unit:?}: give a window of several ticks (the default is 5s)"
+            ),
+            ClaimError::ClockBehind {
+                node,
+                behind,
+                bound,
+            } => write!(
+                f,
+                "the clock reads {behind:?} behind the reservation node {node}'s previous holder left, more than the wait bound of {bound:?}: let the clock catch up (check NTP), raise max_wait, or claim in a pool with unused ids"
+            ),
+            ClaimError::NodeOutsidePool { node, pool } => write!(
+                f,
+                "static node id {node} lies outside the pool {}..{}: give a node id in the pool, or widen the pool",
+                pool.start, pool.end
+            ),
+            ClaimError::Build(e) => fmt::Display::fmt(e, f),
+            ClaimError::NotClaimed => {
+                f.write_str("this generator holds no claim: build it with GeneratorBuilder::claim")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClaimError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClaimError::Build(e) => Some(e),
+            _ => None,
+        }
+    }
+}

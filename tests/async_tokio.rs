@@ -110,3 +110,57 @@ async fn claims_renew_as_a_task_on_the_runtime() {
     // Past the first window's end, minting still passes the fence.
     g.next_id().unwrap();
 }
+
+/// At a claimed generator's fence, `next_id_async` awaits the renewal (bounded by
+/// `max_wait`) as `next_id` waits for it, instead of failing at once; with no renewal in
+/// time it reports the fence.
+#[tokio::test(flavor = "current_thread")]
+async fn next_id_async_awaits_a_renewal_at_the_fence() {
+    use flakeid::claim::{Claims, MemoryStore};
+    let clock = ManualClock::from_unix_ms(1_800_000_000_000);
+    let store = MemoryStore::with_clock(Duration::from_secs(10), clock.clone());
+    let g = Arc::new(
+        Generator::builder(Layout::snowflake())
+            .clock(clock.clone())
+            .max_wait(Duration::from_secs(5))
+            .build_claimed(
+                Claims::new(store)
+                    .window(Duration::from_millis(10))
+                    .manual_renewal(),
+            )
+            .unwrap(),
+    );
+    g.next_id_async().await.unwrap();
+    clock.advance(Duration::from_millis(10)); // at the fence
+    let renewer = {
+        let g = Arc::clone(&g);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            g.renew_claim().unwrap();
+        })
+    };
+    let id = g
+        .next_id_async()
+        .await
+        .expect("the renewal let the awaiting call through");
+    renewer.await.unwrap();
+    assert!(id.get() > 0);
+    // No renewal within a short bound: the fence is reported.
+    let short = Generator::builder(Layout::snowflake())
+        .clock(clock.clone())
+        .max_wait(Duration::from_millis(20))
+        .build_claimed(
+            Claims::new(MemoryStore::with_clock(
+                Duration::from_secs(10),
+                clock.clone(),
+            ))
+            .window(Duration::from_millis(10))
+            .manual_renewal(),
+        )
+        .unwrap();
+    clock.advance(Duration::from_millis(10));
+    assert!(matches!(
+        short.next_id_async().await,
+        Err(MintError::ReservationExpired { .. })
+    ));
+}

@@ -134,7 +134,8 @@ impl<C: Clock> Generator<C> {
     /// [`ClockPolicy::Wait`](crate::ClockPolicy::Wait) (feature `tokio`). Meant for the long units (Sonyflake's
     /// 10 ms): tokio's timer has millisecond resolution, so with 1 ms ticks the
     /// blocking [`Generator::next_id`] loses less of the cap. The total wait is bounded by
-    /// `max_wait`, as for the blocking calls; a lease held elsewhere is awaited too.
+    /// `max_wait`, as for the blocking calls; a lease held elsewhere is awaited too, and so
+    /// is a renewal at a claimed generator's fence.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -155,6 +156,15 @@ impl<C: Clock> Generator<C> {
             let wait = match self.try_next_id() {
                 Err(MintError::WouldBlock { wait_ns }) => Duration::from_nanos(wait_ns),
                 Err(MintError::Leased) => Duration::from_millis(1),
+                // At a claimed generator's fence: await a renewal, as `next_id` waits for
+                // one, and report the fence (not the wait) once the bound is spent.
+                Err(e @ MintError::ReservationExpired { .. }) => {
+                    let wait = Duration::from_millis(1);
+                    if started.elapsed() + wait > self.max_wait {
+                        return Err(e);
+                    }
+                    wait
+                }
                 done => return done,
             };
             self.within_bound(started.elapsed(), wait)?;

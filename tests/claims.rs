@@ -434,7 +434,8 @@ fn bad_settings_are_refused_and_nothing_is_written() {
         "file:",
         "memory:x",
         "static:-1",
-        "etcd://127.0.0.1:2379",
+        "etcd:127.0.0.1:2379",
+        "zookeeper://127.0.0.1:2181",
     ] {
         assert!(
             matches!(flakeid::claim::open(url), Err(ClaimError::BadUrl { .. })),

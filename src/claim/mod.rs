@@ -40,11 +40,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The stores: [`FileStore`] (`file:DIR`, one host), [`MemoryStore`] (`memory:`, one
-//! process: tests and simulations), [`StaticNode`] (`static:N`, `static:pod`: the
-//! orchestrator guarantees uniqueness, no fence). [`open`] reads a store's URL; the
+//! The stores: [`FileStore`] (`file:DIR`, one host), `EtcdStore` (`etcd://`, feature
+//! `etcd`: a fleet), [`MemoryStore`] (`memory:`, one process: tests and simulations),
+//! [`StaticNode`] (`static:N`, `static:pod`: the orchestrator guarantees uniqueness, no
+//! fence). [`open`] reads a store's URL; the
 //! [`ClaimStore`] trait is what a Redis, SQL or Consul store implements.
 
+#[cfg(feature = "etcd")]
+mod etcd;
 mod fence;
 mod file;
 mod holder;
@@ -58,6 +61,8 @@ use std::string::String;
 use std::sync::Arc;
 use std::vec::Vec;
 
+#[cfg(feature = "etcd")]
+pub use etcd::EtcdStore;
 pub use fence::{ClaimState, Fence};
 pub use file::FileStore;
 pub use holder::ClaimStatus;
@@ -222,6 +227,11 @@ impl Claims {
         Ok(Claims::with_store(open(url)?))
     }
 
+    /// [`Claims::open`] with the options of a network store (see [`open_with`]).
+    pub fn open_with(url: &str, options: &OpenOptions) -> Result<Claims, ClaimError> {
+        Ok(Claims::with_store(open_with(url, options)?))
+    }
+
     /// The store.
     pub fn store(&self) -> &Arc<dyn ClaimStore> {
         &self.store
@@ -294,9 +304,51 @@ impl Claims {
 /// | `static:N` | [`StaticNode`]: node id N, no fence |
 /// | `static:pod` or `static:pod+K` | [`StaticNode::from_pod_name`]: the ordinal of a StatefulSet pod (`$POD_NAME`, else `$HOSTNAME`, else the host name), plus K |
 ///
-/// `etcd://` and `zookeeper://` name the coordinators of the next release and are
-/// refused with a message that says so.
+/// | `etcd://HOST:PORT[,HOST:PORT...]` | [`EtcdStore`] (feature `etcd`): leases of [`OpenOptions::ttl`] |
+///
+/// `zookeeper://` names a coordinator of a later release and is refused with a message that
+/// says so; `etcd://` in a build without the `etcd` feature likewise.
 pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
+    open_with(url, &OpenOptions::default())
+}
+
+/// How [`open_with`] opens a network store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// A claim's lease TTL on a coordinator (default 10 s): a holder that stops renewing
+    /// loses its id this long after its last renewal.
+    pub ttl: Duration,
+    /// The bound on connecting and on each request (default 5 s).
+    pub timeout: Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            ttl: Duration::from_secs(10),
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl OpenOptions {
+    /// The lease TTL.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The bound on connecting and on each request.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// [`open`] with the TTL and timeout of a network store.
+pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
+    let _ = options;
     let bad = |reason: &str| ClaimError::BadUrl {
         url: url.into(),
         reason: reason.into(),
@@ -320,8 +372,36 @@ pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
                 e => e,
             },
         )?)),
-        "etcd" | "zookeeper" => Err(bad(
-            "the etcd and ZooKeeper stores are not in this version yet; on one host use file:DIR",
+        #[cfg(feature = "etcd")]
+        "etcd" => {
+            let endpoints: Vec<String> = rest
+                .strip_prefix("//")
+                .ok_or_else(|| bad("give etcd://HOST:PORT[,HOST:PORT...]"))?
+                .trim_end_matches('/')
+                .split(',')
+                .map(str::to_string)
+                .collect();
+            if endpoints.iter().any(|e| {
+                e.rsplit_once(':')
+                    .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
+            }) {
+                return Err(bad("each endpoint is HOST:PORT, as etcd://127.0.0.1:2379"));
+            }
+            if options.ttl < Duration::from_secs(1) {
+                return Err(bad("the lease TTL is at least 1s"));
+            }
+            Ok(Arc::new(EtcdStore::connect(
+                &endpoints,
+                options.ttl,
+                options.timeout,
+            )?))
+        }
+        #[cfg(not(feature = "etcd"))]
+        "etcd" => Err(bad(
+            "this build has no etcd store: build flakeid with --features etcd",
+        )),
+        "zookeeper" => Err(bad(
+            "the ZooKeeper store is not in this version yet; use etcd:// (feature etcd), or file:DIR on one host",
         )),
         _ => Err(bad(
             "unknown scheme: give file:DIR, memory:, static:N or static:pod",

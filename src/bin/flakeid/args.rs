@@ -163,8 +163,9 @@ fn signed_duration(text: &str) -> Result<i64, String> {
 #[derive(Args, Default)]
 pub(crate) struct ClaimStoreArgs {
     /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
-    /// memory: (this process only), static:N (node N, no fence), static:pod[+K] (a
-    /// StatefulSet pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence).
+    /// etcd://HOST:PORT[,HOST:PORT...] (a cluster; builds with the etcd feature), memory:
+    /// (this process only), static:N (node N, no fence), static:pod[+K] (a StatefulSet
+    /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence).
     #[arg(long, value_name = "URL")]
     pub(crate) claim: Option<String>,
     /// The namespace claims live in: node ids of different namespaces are independent.
@@ -187,6 +188,14 @@ pub(crate) struct ClaimArgs {
     /// With --claim: this process's name in the store (default host:pid).
     #[arg(long, requires = "claim")]
     pub(crate) instance: Option<String>,
+    /// With --claim on a coordinator (etcd://): the lease TTL. A holder that stops
+    /// renewing (paused, cut off, killed) loses its id this long after its last renewal.
+    #[arg(long, value_parser = duration, requires = "claim")]
+    pub(crate) ttl: Option<std::time::Duration>,
+    /// With --claim: how long to wait for an id when every id of the pool is held (a dead
+    /// holder's lease runs out after its TTL).
+    #[arg(long, value_parser = duration, requires = "claim")]
+    pub(crate) pool_wait: Option<std::time::Duration>,
 }
 
 #[derive(Args)]

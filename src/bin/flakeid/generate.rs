@@ -170,7 +170,11 @@ fn refuse_node_flags(node: &NodeArgs) -> CliResult {
 
 /// The claim settings the flags name.
 pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
-    let mut claims = Claims::open(url)
+    let mut options = flakeid::claim::OpenOptions::default();
+    if let Some(ttl) = a.ttl {
+        options = options.ttl(ttl);
+    }
+    let mut claims = Claims::open_with(url, &options)
         .map_err(|e| CliError::new(Some("--claim"), e))?
         .namespace(a.store.namespace.clone());
     if let Some(pool) = &a.nodes {
@@ -181,6 +185,9 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
     }
     if let Some(instance) = &a.instance {
         claims = claims.instance(instance.clone());
+    }
+    if let Some(wait) = a.pool_wait {
+        claims = claims.pool_wait(wait);
     }
     Ok(claims)
 }

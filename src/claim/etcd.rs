@@ -1,0 +1,376 @@
+//! [`EtcdStore`]: claims on etcd (v3 API, feature `etcd`): a lease per claim, the node key
+//! bound to it, the reservation written by a transaction that checks the lease.
+
+use core::future::Future;
+use core::time::Duration;
+use std::collections::BTreeMap;
+use std::collections::HashSet;
+use std::string::String;
+use std::vec::Vec;
+
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
+};
+
+use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+
+/// Claims on an etcd cluster (feature `etcd`).
+///
+/// Keys, under a prefix (default `flakeid/`):
+///
+/// | key | value | written |
+/// |---|---|---|
+/// | `flakeid/NS/nodes/N` | the holder's instance name, bound to the holder's lease | by a transaction "create if it does not exist", lowest free N first |
+/// | `flakeid/NS/reserved/N` | `RESERVED_UNIX_NS STATE HOLDER` (`held` or `released`) | read in the claim's transaction; renewed by a transaction "if `nodes/N` is bound to my lease" |
+///
+/// A claim is a lease of `ttl`: each renewal sends a keep-alive, then the conditional
+/// write. A lease that expired (the holder paused past it, or cut off) deletes the node key
+/// with it, so the next claim takes the id, reading the reservation in the same
+/// transaction; a renewal of the old holder then fails its compare and reports
+/// [`ClaimError::NotOwner`]. Release writes the final reservation and revokes the lease.
+///
+/// Permissions: read and write on the prefix; with etcd's auth, a role limited to
+/// `flakeid/NS/` is enough (leases need no key permission).
+pub struct EtcdStore {
+    url: String,
+    prefix: String,
+    ttl: Duration,
+    timeout: Duration,
+    client: Client,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl core::fmt::Debug for EtcdStore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("EtcdStore")
+            .field("url", &self.url)
+            .field("prefix", &self.prefix)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unreachable(url: &str, e: impl core::fmt::Display) -> ClaimError {
+    ClaimError::Unreachable {
+        store: url.into(),
+        reason: e.to_string(),
+    }
+}
+
+/// `RESERVED STATE HOLDER` (a bare number is read too).
+fn parse_reserved(value: &[u8]) -> (u64, bool, Option<String>) {
+    let text = String::from_utf8_lossy(value);
+    let mut parts = text.splitn(3, ' ');
+    let reserved = parts.next().and_then(|r| r.parse().ok()).unwrap_or(0);
+    let released = parts.next() == Some("released");
+    let holder = parts.next().map(str::to_string);
+    (reserved, released, holder)
+}
+
+impl EtcdStore {
+    /// Connects to `endpoints` (`host:port`), bounded by `timeout`, which also bounds
+    /// every request later; claims are leases of `ttl` (whole seconds, at least 1).
+    /// Fails with [`ClaimError::Unreachable`] naming the endpoints if no member answers
+    /// in time.
+    pub fn connect(
+        endpoints: &[String],
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<EtcdStore, ClaimError> {
+        let url = format!("etcd://{}", endpoints.join(","));
+        if endpoints.is_empty() {
+            return Err(ClaimError::BadUrl {
+                url,
+                reason: "give at least one host:port".into(),
+            });
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("flakeid-etcd")
+            .enable_all()
+            .build()
+            .map_err(|e| unreachable(&url, e))?;
+        let eps: Vec<String> = endpoints.to_vec();
+        let options = ConnectOptions::new()
+            .with_connect_timeout(timeout)
+            .with_timeout(timeout);
+        let connecting = runtime.spawn(async move {
+            let mut client = Client::connect(eps, Some(options)).await?;
+            // A lazy channel would connect at the first call: make one now, so an
+            // unreachable store fails here, within the bound.
+            client.status().await?;
+            Ok::<Client, etcd_client::Error>(client)
+        });
+        let client = runtime
+            .block_on(async { tokio::time::timeout(timeout, connecting).await })
+            .map_err(|_| unreachable(&url, format!("no answer within {timeout:?}")))?
+            .map_err(|e| unreachable(&url, e))?
+            .map_err(|e| unreachable(&url, e))?;
+        Ok(EtcdStore {
+            url,
+            prefix: "flakeid/".into(),
+            ttl: Duration::from_secs(ttl.as_secs().max(1)),
+            timeout,
+            client,
+            runtime,
+        })
+    }
+
+    /// The key prefix (default `flakeid/`); it should end in `/`.
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The lease TTL.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn key(&self, namespace: &str, kind: &str, node: u64) -> String {
+        format!("{}{namespace}/{kind}/{node}", self.prefix)
+    }
+
+    /// Runs `f` on the store's runtime, bounded by the request timeout, from any thread
+    /// (also one inside another runtime).
+    fn run<T, F>(&self, f: impl FnOnce(Client) -> F) -> Result<T, ClaimError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, ClaimError>> + Send + 'static,
+    {
+        let fut = f(self.client.clone());
+        let (timeout, url) = (self.timeout, self.url.clone());
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.runtime.spawn(async move {
+            let result = match tokio::time::timeout(timeout, fut).await {
+                Ok(r) => r,
+                Err(_) => Err(unreachable(&url, format!("no answer within {timeout:?}"))),
+            };
+            let _ = tx.send(result);
+        });
+        rx.recv()
+            .unwrap_or_else(|_| Err(unreachable(&self.url, "the client's runtime stopped")))
+    }
+
+    fn not_owner(claimed: &Claimed) -> ClaimError {
+        ClaimError::NotOwner {
+            namespace: claimed.namespace.clone(),
+            node: claimed.node,
+        }
+    }
+}
+
+impl ClaimStore for EtcdStore {
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        let url = self.url.clone();
+        let ttl = self.ttl.as_secs() as i64;
+        let namespace = String::from(request.namespace);
+        let instance = String::from(request.instance);
+        let pool = request.pool.clone();
+        let nodes_prefix = format!("{}{namespace}/nodes/", self.prefix);
+        let keys: Vec<(u64, String, String)> = pool
+            .clone()
+            .map(|n| {
+                (
+                    n,
+                    self.key(&namespace, "nodes", n),
+                    self.key(&namespace, "reserved", n),
+                )
+            })
+            .collect();
+        self.run(move |mut client| async move {
+            let e = |e: etcd_client::Error| unreachable(&url, e);
+            // Skip the ids held now (one read), then race for the rest, lowest first.
+            let held: HashSet<Vec<u8>> = client
+                .get(
+                    nodes_prefix.as_str(),
+                    Some(GetOptions::new().with_prefix().with_keys_only()),
+                )
+                .await
+                .map_err(e)?
+                .kvs()
+                .iter()
+                .map(|kv| kv.key().to_vec())
+                .collect();
+            let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
+            let mut taken = 0;
+            for (node, node_key, reserved_key) in keys {
+                if held.contains(node_key.as_bytes()) {
+                    taken += 1;
+                    continue;
+                }
+                let txn = Txn::new()
+                    .when([Compare::create_revision(
+                        node_key.as_str(),
+                        CompareOp::Equal,
+                        0,
+                    )])
+                    .and_then([
+                        TxnOp::put(
+                            node_key.as_str(),
+                            instance.as_str(),
+                            Some(PutOptions::new().with_lease(lease)),
+                        ),
+                        TxnOp::get(reserved_key.as_str(), None),
+                    ]);
+                let resp = client.txn(txn).await.map_err(e)?;
+                if !resp.succeeded() {
+                    taken += 1;
+                    continue;
+                }
+                let not_before = resp
+                    .op_responses()
+                    .into_iter()
+                    .find_map(|op| match op {
+                        TxnOpResponse::Get(get) => Some(
+                            get.kvs()
+                                .first()
+                                .map_or(0, |kv| parse_reserved(kv.value()).0),
+                        ),
+                        _ => None,
+                    })
+                    .unwrap_or(0);
+                return Ok(Ok(Claimed {
+                    namespace,
+                    node,
+                    not_before_unix_ns: not_before,
+                    fenced: true,
+                    token: lease as u64,
+                }));
+            }
+            let _ = client.lease_revoke(lease).await;
+            Ok(Err(ClaimError::PoolFull {
+                namespace,
+                pool,
+                held: taken,
+                waited: Duration::ZERO,
+            }))
+        })?
+    }
+
+    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
+        let url = self.url.clone();
+        let lease = claimed.token as i64;
+        let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
+        let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
+        let not_owner = Self::not_owner(claimed);
+        self.run(move |mut client| async move {
+            let e = |e: etcd_client::Error| unreachable(&url, e);
+            let holder = client
+                .get(node_key.as_str(), None)
+                .await
+                .map_err(e)?
+                .kvs()
+                .first()
+                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())
+                .unwrap_or_default();
+            // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
+            // error): then the compare below fails too, and says so.
+            let alive = match client.lease_keep_alive(lease).await {
+                Ok((mut keeper, mut stream)) => match keeper.keep_alive().await {
+                    Ok(()) => match stream.message().await {
+                        Ok(Some(r)) => Ok(r.ttl() > 0),
+                        Ok(None) => Ok(false),
+                        Err(err) => Err(err),
+                    },
+                    Err(err) => Err(err),
+                },
+                Err(err) => Err(err),
+            };
+            let value = format!("{reserved_until_unix_ns} held {holder}");
+            let txn = Txn::new()
+                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
+                .and_then([TxnOp::put(reserved_key.as_str(), value, None)]);
+            if !client.txn(txn).await.map_err(e)?.succeeded() {
+                return Err(not_owner);
+            }
+            match alive {
+                Ok(true) => Ok(()),
+                // Still bound to our lease, but it lives only until its TTL runs out.
+                Ok(false) => Err(not_owner),
+                Err(err) => Err(e(err)),
+            }
+        })
+    }
+
+    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
+        let url = self.url.clone();
+        let lease = claimed.token as i64;
+        let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
+        let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
+        let not_owner = Self::not_owner(claimed);
+        self.run(move |mut client| async move {
+            let e = |e: etcd_client::Error| unreachable(&url, e);
+            let holder = client
+                .get(node_key.as_str(), None)
+                .await
+                .map_err(e)?
+                .kvs()
+                .first()
+                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())
+                .unwrap_or_default();
+            let value = format!("{reserved_until_unix_ns} released {holder}");
+            let txn = Txn::new()
+                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
+                .and_then([
+                    TxnOp::put(reserved_key.as_str(), value, None),
+                    TxnOp::delete(node_key.as_str(), None),
+                ]);
+            let ok = client.txn(txn).await.map_err(e)?.succeeded();
+            let _ = client.lease_revoke(lease).await;
+            if ok { Ok(()) } else { Err(not_owner) }
+        })
+    }
+
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        let url = self.url.clone();
+        let prefix = format!("{}{namespace}/", self.prefix);
+        self.run(move |mut client| async move {
+            let resp = client
+                .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
+                .await
+                .map_err(|e| unreachable(&url, e))?;
+            let mut nodes: BTreeMap<u64, ClaimInfo> = BTreeMap::new();
+            for kv in resp.kvs() {
+                let key = String::from_utf8_lossy(kv.key());
+                let Some(rest) = key.strip_prefix(prefix.as_str()) else {
+                    continue;
+                };
+                let Some((kind, node)) = rest.split_once('/') else {
+                    continue;
+                };
+                let Ok(node) = node.parse::<u64>() else {
+                    continue;
+                };
+                let info = nodes.entry(node).or_insert(ClaimInfo {
+                    node,
+                    state: NodeState::Expired,
+                    holder: None,
+                    reserved_until_unix_ns: 0,
+                });
+                match kind {
+                    "nodes" => {
+                        info.state = NodeState::Held;
+                        info.holder = Some(String::from_utf8_lossy(kv.value()).into_owned());
+                    }
+                    "reserved" => {
+                        let (reserved, released, holder) = parse_reserved(kv.value());
+                        info.reserved_until_unix_ns = reserved;
+                        if info.state != NodeState::Held {
+                            if released {
+                                info.state = NodeState::Released;
+                            }
+                            info.holder = info.holder.take().or(holder);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(nodes.into_values().collect())
+        })
+    }
+}

@@ -1,0 +1,125 @@
+//! Real `flakeid gen` processes for the claim tests: spawned, watched, killed.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A running `flakeid gen`: its stderr lines as they come, its IDs as they are printed.
+pub struct Gen {
+    pub child: Child,
+    stderr: Receiver<String>,
+    pub ids: Arc<Mutex<Vec<u64>>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+pub fn spawn(args: &[&str]) -> Gen {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, stderr) = channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let ids = Arc::new(Mutex::new(Vec::new()));
+    let out = child.stdout.take().unwrap();
+    let sink = Arc::clone(&ids);
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            sink.lock()
+                .unwrap()
+                .push(line.trim().parse::<u64>().expect("an ID per line"));
+        }
+    });
+    Gen {
+        child,
+        stderr,
+        ids,
+        reader: Some(reader),
+    }
+}
+
+impl Gen {
+    /// The next stderr line, within `bound`.
+    pub fn line(&self, bound: Duration) -> String {
+        self.stderr
+            .recv_timeout(bound)
+            .unwrap_or_else(|e| panic!("no stderr line within {bound:?}: {e}"))
+    }
+
+    /// The node the process says it claimed.
+    pub fn claimed_node(&self) -> u64 {
+        let line = self.line(Duration::from_secs(10));
+        let rest = line
+            .strip_prefix("flakeid: claimed node ")
+            .unwrap_or_else(|| panic!("not a claim line: {line}"));
+        rest.split(' ').next().unwrap().parse().unwrap()
+    }
+
+    /// Waits (bounded) until it printed at least `n` IDs.
+    pub fn wait_for_ids(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.ids.lock().unwrap().len() < n {
+            assert!(Instant::now() < deadline, "fewer than {n} IDs within 20 s");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `kill -9`, then every ID it printed.
+    pub fn kill(mut self) -> Vec<u64> {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.reader.take().unwrap().join().unwrap();
+        self.ids.lock().unwrap().clone()
+    }
+
+    /// Waits (bounded) for it to end; its exit status and every ID it printed.
+    pub fn finish(mut self, bound: Duration) -> (std::process::ExitStatus, Vec<u64>) {
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > bound {
+                self.child.kill().unwrap();
+                self.child.wait().unwrap();
+                panic!("still running after {bound:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        self.reader.take().unwrap().join().unwrap();
+        (status, self.ids.lock().unwrap().clone())
+    }
+}
+
+impl Drop for Gen {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Gen {
+    /// Sends `signal` (`STOP`, `CONT`) to the process.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal}");
+    }
+
+    /// The IDs printed so far.
+    pub fn ids_now(&self) -> Vec<u64> {
+        self.ids.lock().unwrap().clone()
+    }
+}

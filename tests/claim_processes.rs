@@ -1,14 +1,15 @@
 //! `flakeid gen --claim file:DIR` as real processes: racing for a pool, a full pool,
 //! `kill -9` and the next holder, `flakeid claims` against what the processes report.
 
-mod common;
+#[path = "common/procs.rs"]
+mod procs;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::procs::{Gen, spawn};
+use procs::{Gen, spawn};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("flakeid-{name}-{}", std::process::id()));
@@ -231,9 +232,9 @@ fn bad_claim_flags_are_clear_errors_and_write_nothing() {
     let cases: &[(&[&str], &str, &str)] = &[
         (&["--claim", "bogus:x"], "--claim", "unknown scheme"),
         (
-            &["--claim", "zookeeper://127.0.0.1:2181"],
+            &["--claim", "zookeeper:127.0.0.1:2181"],
             "--claim",
-            "not in this version",
+            "zookeeper",
         ),
         (&["--claim", "etcd:127.0.0.1:2379"], "--claim", "etcd"),
         (&["--claim", &on_a_file], "--claim", "not a directory"),

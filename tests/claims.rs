@@ -435,7 +435,7 @@ fn bad_settings_are_refused_and_nothing_is_written() {
         "memory:x",
         "static:-1",
         "etcd:127.0.0.1:2379",
-        "zookeeper://127.0.0.1:2181",
+        "zookeeper:127.0.0.1:2181",
     ] {
         assert!(
             matches!(flakeid::claim::open(url), Err(ClaimError::BadUrl { .. })),

@@ -7,18 +7,18 @@
 //! set (CI sets it) a missing server fails the test instead.
 #![cfg(feature = "etcd")]
 
-mod common;
+#[path = "common/fleet.rs"]
+mod fleet;
+#[path = "common/procs.rs"]
+mod procs;
 
-use std::collections::HashSet;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use common::procs::{Gen, spawn};
-use flakeid::claim::{ClaimError, Claims, OpenOptions};
-use flakeid::{Clock, Generator, Layout, ManualClock, SystemClock};
+use fleet::{Server, available, free_port};
 
 /// One server at a time: the tests pause and kill processes on a 2-core machine, and
 /// their timing is their subject.
@@ -26,14 +26,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// An etcd server on loopback; stopped (and its data removed) on drop.
@@ -48,18 +40,12 @@ impl Etcd {
     /// Starts a server, or says why not: `None` (the test skips) when there is no `etcd`
     /// binary, unless `FLAKEID_REQUIRE_SERVERS` is set.
     fn start(name: &str) -> Option<Etcd> {
-        let found = Command::new("etcd")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !found {
-            assert!(
-                std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_none(),
-                "no etcd binary, and FLAKEID_REQUIRE_SERVERS is set: apt-get install etcd-server"
-            );
-            eprintln!("skipping {name}: no etcd binary (Debian: apt-get install etcd-server)");
+        if !available(
+            name,
+            "etcd",
+            &["--version"],
+            "Debian: apt-get install etcd-server",
+        ) {
             return None;
         }
         let dir = std::env::temp_dir().join(format!("flakeid-etcd-{name}-{}", std::process::id()));
@@ -73,10 +59,6 @@ impl Etcd {
         };
         etcd.launch();
         Some(etcd)
-    }
-
-    fn url(&self) -> String {
-        format!("etcd://127.0.0.1:{}", self.client_port)
     }
 
     /// Starts (or restarts) the server on the same ports and data, and waits (bounded)
@@ -143,6 +125,20 @@ impl Etcd {
     }
 }
 
+impl Server for Etcd {
+    fn url(&self) -> String {
+        format!("etcd://127.0.0.1:{}", self.client_port)
+    }
+
+    fn stop(&mut self) {
+        Etcd::stop(self);
+    }
+
+    fn launch(&mut self) {
+        Etcd::launch(self);
+    }
+}
+
 impl Drop for Etcd {
     fn drop(&mut self) {
         self.stop();
@@ -150,393 +146,61 @@ impl Drop for Etcd {
     }
 }
 
-fn gen_args<'a>(url: &'a str, ns: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec!["gen", "--claim", url, "--namespace", ns];
-    args.extend_from_slice(extra);
-    args
+/// Runs a scenario on a fresh server, or skips without one.
+fn on_etcd(name: &str, scenario: fn(&mut dyn Server)) {
+    let _one = one_at_a_time();
+    if let Some(mut etcd) = Etcd::start(name) {
+        scenario(&mut etcd);
+    }
 }
 
-fn layout() -> Layout {
-    Layout::snowflake()
-}
-
-fn ticks(id: u64) -> u64 {
-    layout().decompose(id).unwrap().ticks
-}
-
-fn unique(all: &[u64]) -> bool {
-    all.iter().collect::<HashSet<_>>().len() == all.len()
-}
-
-/// Scenario 1: Eight processes race for a pool of eight: eight distinct nodes, every ID unique;
-/// a ninth gets the pool-full error.
 #[test]
 fn eight_processes_race_for_a_pool_of_eight() {
-    let _one = one_at_a_time();
-    let Some(etcd) = Etcd::start("race") else {
-        return;
-    };
-    let url = etcd.url();
-    let gens: Vec<Gen> = (0..8)
-        .map(|_| {
-            spawn(&gen_args(
-                &url,
-                "race",
-                &[
-                    "--nodes", "0..8", "--window", "2s", "--ttl", "5s", "-n", "300", "--rate",
-                    "200",
-                ],
-            ))
-        })
-        .collect();
-    let nodes: HashSet<u64> = gens.iter().map(Gen::claimed_node).collect();
-    assert_eq!(nodes.len(), 8, "{nodes:?}");
-    let ninth = spawn(&gen_args(&url, "race", &["--nodes", "0..8", "-n", "1"]));
-    let line = ninth.line(Duration::from_secs(20));
-    assert!(
-        line.contains("pool full") && line.contains("8 held"),
-        "{line}"
-    );
-    let (status, ids) = ninth.finish(Duration::from_secs(10));
-    assert_eq!(status.code(), Some(2));
-    assert!(ids.is_empty());
-    let mut all = Vec::new();
-    for g in gens {
-        let (status, ids) = g.finish(Duration::from_secs(30));
-        assert!(status.success());
-        assert_eq!(ids.len(), 300);
-        all.extend(ids);
-    }
-    assert!(unique(&all), "a duplicate ID across the eight");
+    on_etcd("race", fleet::eight_processes_race_for_a_pool_of_eight);
 }
 
-/// Scenario 2: Pool of one: holder A is stopped (`SIGSTOP`) past its lease; B claims the id and
-/// mints; A is continued and mints until its fence at most, then exits non-zero with the
-/// claim-lost message. No ID twice, and every tick of B's lies after every tick of A's.
 #[test]
 fn a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps() {
-    let _one = one_at_a_time();
-    let Some(etcd) = Etcd::start("pause") else {
-        return;
-    };
-    let url = etcd.url();
-    let a = spawn(&gen_args(
-        &url,
+    on_etcd(
         "pause",
-        &[
-            "--nodes",
-            "0..1",
-            "--window",
-            "1s",
-            "--ttl",
-            "2s",
-            "--max-wait",
-            "5s",
-            "-n",
-            "1000000",
-            "--rate",
-            "200",
-            "--instance",
-            "A",
-        ],
-    ));
-    assert_eq!(a.claimed_node(), 0);
-    a.wait_for_ids(40);
-    a.signal("STOP");
-    std::thread::sleep(Duration::from_secs(4)); // past the 2 s lease
-    let b = spawn(&gen_args(
-        &url,
-        "pause",
-        &[
-            "--nodes",
-            "0..1",
-            "--window",
-            "1s",
-            "--ttl",
-            "2s",
-            "-n",
-            "200",
-            "--rate",
-            "1000",
-            "--instance",
-            "B",
-        ],
-    ));
-    assert_eq!(b.claimed_node(), 0);
-    let (status_b, ids_b) = b.finish(Duration::from_secs(20));
-    assert!(status_b.success());
-    a.signal("CONT");
-    let lost = a.line(Duration::from_secs(15));
-    assert!(
-        lost.contains("claim lost") && lost.contains("node 0"),
-        "{lost}"
+        fleet::a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps,
     );
-    let (status_a, ids_a) = a.finish(Duration::from_secs(10));
-    assert_eq!(status_a.code(), Some(2));
-    let last_a = ids_a.iter().map(|&id| ticks(id)).max().unwrap();
-    let first_b = ids_b.iter().map(|&id| ticks(id)).min().unwrap();
-    assert!(
-        last_a < first_b,
-        "A minted tick {last_a}, B started at {first_b}"
-    );
-    let all: Vec<u64> = ids_a.into_iter().chain(ids_b).collect();
-    assert!(unique(&all));
 }
 
-/// Scenario 3: `kill -9` the holder and start another at once: it waits for the lease to run out
-/// (bounded), and all its IDs are greater than every ID the killed one printed, which ran
-/// on a clock 5 s ahead (more than the lease: only the stored reservation keeps the next
-/// holder above).
 #[test]
 fn a_killed_holder_is_followed_by_ids_above_all_of_its_own() {
-    let _one = one_at_a_time();
-    let Some(etcd) = Etcd::start("kill") else {
-        return;
-    };
-    let url = etcd.url();
-    let a = spawn(&gen_args(
-        &url,
+    on_etcd(
         "kill",
-        &[
-            "--nodes",
-            "0..1",
-            "--window",
-            "1s",
-            "--ttl",
-            "2s",
-            "-n",
-            "1000000",
-            "--rate",
-            "300",
-            "--clock-offset",
-            "+5s",
-        ],
-    ));
-    assert_eq!(a.claimed_node(), 0);
-    a.wait_for_ids(30);
-    let killed = a.kill();
-    let started = Instant::now();
-    let b = spawn(&gen_args(
-        &url,
-        "kill",
-        &[
-            "--nodes",
-            "0..1",
-            "--window",
-            "1s",
-            "--ttl",
-            "2s",
-            "--pool-wait",
-            "10s",
-            "--max-wait",
-            "10s",
-            "-n",
-            "50",
-        ],
-    ));
-    assert_eq!(b.claimed_node(), 0);
-    let (status, ids) = b.finish(Duration::from_secs(30));
-    assert!(status.success());
-    println!(
-        "the next holder waited {:?} for the lease and the reservation",
-        started.elapsed()
+        fleet::a_killed_holder_is_followed_by_ids_above_all_of_its_own,
     );
-    let max_killed = *killed.iter().max().unwrap();
-    assert!(ids.iter().all(|&id| id > max_killed));
 }
 
-/// Scenario 3, with the new holder's clock 10 s behind the old one's (manual clocks in one
-/// process): the claim fails naming the distance; once its clock gets there, its IDs lie
-/// above.
 #[test]
 fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above() {
-    let _one = one_at_a_time();
-    let Some(etcd) = Etcd::start("behind") else {
-        return;
-    };
-    let options = OpenOptions::default().ttl(Duration::from_secs(1));
-    let claims = || {
-        Claims::open_with(&etcd.url(), &options)
-            .unwrap()
-            .namespace("behind")
-            .nodes(0..1)
-            .window(Duration::from_secs(2))
-            .pool_wait(Duration::from_secs(10))
-            .manual_renewal()
-    };
-    let now = SystemClock.unix_ns();
-    let clock_a = ManualClock::new(now + 10_000_000_000);
-    let a = Generator::builder(layout())
-        .clock(clock_a.clone())
-        .build_claimed(claims())
-        .unwrap();
-    let ids_a: Vec<u64> = (0..100).map(|_| a.next_id().unwrap().get()).collect();
-    let reserved = a.claim_status().unwrap().reserved_until_unix_ns.unwrap();
-    // A vanishes without a release (a crash): its lease runs out after 1 s.
-    std::mem::forget(a);
-    let clock_b = ManualClock::new(now);
-    match Generator::builder(layout())
-        .clock(clock_b.clone())
-        .max_wait(Duration::from_secs(1))
-        .build_claimed(claims())
-    {
-        Err(ClaimError::ClockBehind {
-            node: 0, behind, ..
-        }) => {
-            assert!(behind >= Duration::from_secs(10), "{behind:?}");
-        }
-        other => panic!("expected ClockBehind, got {other:?}"),
-    }
-    clock_b.set(reserved);
-    let b = Generator::builder(layout())
-        .clock(clock_b)
-        .build_claimed(claims())
-        .unwrap();
-    let first_b = b.next_id().unwrap().get();
-    assert!(first_b > *ids_a.iter().max().unwrap());
+    on_etcd(
+        "behind",
+        fleet::a_new_holder_10s_behind_fails_with_the_distance_then_mints_above,
+    );
 }
 
-/// Scenario 4: The store is stopped mid-run: minting goes on to the end of the window, then
-/// stops (fails closed: nothing is minted past it); the store comes back, the renewal
-/// resumes and minting continues. No duplicate over the whole run.
 #[test]
 fn the_store_stops_and_comes_back_under_a_running_holder() {
-    let _one = one_at_a_time();
-    let Some(mut etcd) = Etcd::start("outage") else {
-        return;
-    };
-    let url = etcd.url();
-    let g = spawn(&gen_args(
-        &url,
+    on_etcd(
         "outage",
-        &[
-            "--window",
-            "1s",
-            "--ttl",
-            "15s",
-            "--max-wait",
-            "30s",
-            "-n",
-            "1500",
-            "--rate",
-            "300",
-        ],
-    ));
-    g.claimed_node();
-    g.wait_for_ids(100);
-    etcd.stop();
-    let stopped_at = SystemClock.unix_ns();
-    std::thread::sleep(Duration::from_secs(3));
-    let before_restart = g.ids_now().len();
-    etcd.launch();
-    let restarted_at = SystemClock.unix_ns();
-    let (status, ids) = g.finish(Duration::from_secs(40));
-    assert!(
-        status.success(),
-        "the holder did not finish after the store came back"
-    );
-    assert_eq!(ids.len(), 1500);
-    assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    assert!(
-        before_restart < 1500,
-        "minting never stopped for the outage"
-    );
-    // Nothing was minted past the window the store had accepted before it went away.
-    let fence = stopped_at + 1_000_000_000;
-    let during: Vec<u64> = ids
-        .iter()
-        .map(|&id| layout().unix_ns_of(ticks(id)).unwrap() as u64)
-        .filter(|&t| t >= fence && t < restarted_at)
-        .collect();
-    assert!(
-        during.is_empty(),
-        "{} IDs minted past the fence during the outage",
-        during.len()
+        fleet::the_store_stops_and_comes_back_under_a_running_holder,
     );
 }
 
-/// Scenario 5: Two namespaces do not see each other's claims, and `flakeid claims` shows the
-/// holders, states and reservations the processes report.
 #[test]
 fn namespaces_are_apart_and_claims_lists_the_holders() {
-    let _one = one_at_a_time();
-    let Some(etcd) = Etcd::start("ns") else {
-        return;
-    };
-    let url = etcd.url();
-    let one = spawn(&gen_args(
-        &url,
-        "one",
-        &[
-            "--nodes",
-            "0..2",
-            "--instance",
-            "in-one",
-            "-n",
-            "100000",
-            "--rate",
-            "50",
-        ],
-    ));
-    let two = spawn(&gen_args(
-        &url,
-        "two",
-        &[
-            "--nodes",
-            "0..2",
-            "--instance",
-            "in-two",
-            "-n",
-            "100000",
-            "--rate",
-            "50",
-        ],
-    ));
-    assert_eq!((one.claimed_node(), two.claimed_node()), (0, 0));
-    for (ns, holder) in [("one", "in-one"), ("two", "in-two")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-            .args(["claims", "--claim", &url, "--namespace", ns, "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        assert_eq!(rows.len(), 1, "{rows:?}");
-        assert_eq!(rows[0]["node"], 0);
-        assert_eq!(rows[0]["state"], "held");
-        assert_eq!(rows[0]["holder"], holder);
-        assert!(rows[0]["reserved_until_unix_ns"].as_u64().unwrap() > SystemClock.unix_ns());
-    }
-    drop((one, two));
+    on_etcd(
+        "ns",
+        fleet::namespaces_are_apart_and_claims_lists_the_holders,
+    );
 }
 
-/// An unreachable store at start is a clear error naming the URL, within the bound.
 #[test]
 fn an_unreachable_store_is_a_clear_error_within_the_bound() {
     let _one = one_at_a_time();
-    let port = free_port(); // nothing listens there
-    let url = format!("etcd://127.0.0.1:{port}");
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["gen", "--claim", &url, "-n", "1"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains(&url) && stderr.contains("cannot be reached"),
-        "{stderr}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(12),
-        "took {:?}",
-        started.elapsed()
-    );
+    fleet::an_unreachable_store_is_a_clear_error_within_the_bound("etcd");
 }

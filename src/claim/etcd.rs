@@ -1,7 +1,6 @@
 //! [`EtcdStore`]: claims on etcd (v3 API, feature `etcd`): a lease per claim, the node key
 //! bound to it, the reservation written by a transaction that checks the lease.
 
-use core::future::Future;
 use core::time::Duration;
 use std::collections::BTreeMap;
 use std::collections::HashSet;
@@ -12,6 +11,7 @@ use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
 };
 
+use super::remote::{Remote, unreachable};
 use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
 
 /// Claims on an etcd cluster (feature `etcd`).
@@ -32,28 +32,19 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 /// Permissions: read and write on the prefix; with etcd's auth, a role limited to
 /// `flakeid/NS/` is enough (leases need no key permission).
 pub struct EtcdStore {
-    url: String,
+    remote: Remote,
     prefix: String,
     ttl: Duration,
-    timeout: Duration,
     client: Client,
-    runtime: tokio::runtime::Runtime,
 }
 
 impl core::fmt::Debug for EtcdStore {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("EtcdStore")
-            .field("url", &self.url)
+            .field("url", &self.remote.url)
             .field("prefix", &self.prefix)
             .field("ttl", &self.ttl)
             .finish_non_exhaustive()
-    }
-}
-
-fn unreachable(url: &str, e: impl core::fmt::Display) -> ClaimError {
-    ClaimError::Unreachable {
-        store: url.into(),
-        reason: e.to_string(),
     }
 }
 
@@ -84,35 +75,25 @@ impl EtcdStore {
                 reason: "give at least one host:port".into(),
             });
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("flakeid-etcd")
-            .enable_all()
-            .build()
-            .map_err(|e| unreachable(&url, e))?;
+        let remote = Remote::new(url.clone(), timeout, "flakeid-etcd")?;
         let eps: Vec<String> = endpoints.to_vec();
         let options = ConnectOptions::new()
             .with_connect_timeout(timeout)
             .with_timeout(timeout);
-        let connecting = runtime.spawn(async move {
-            let mut client = Client::connect(eps, Some(options)).await?;
+        let client = remote.run(async move {
+            let mut client = Client::connect(eps, Some(options))
+                .await
+                .map_err(|e| unreachable(&url, e))?;
             // A lazy channel would connect at the first call: make one now, so an
             // unreachable store fails here, within the bound.
-            client.status().await?;
-            Ok::<Client, etcd_client::Error>(client)
-        });
-        let client = runtime
-            .block_on(async { tokio::time::timeout(timeout, connecting).await })
-            .map_err(|_| unreachable(&url, format!("no answer within {timeout:?}")))?
-            .map_err(|e| unreachable(&url, e))?
-            .map_err(|e| unreachable(&url, e))?;
+            client.status().await.map_err(|e| unreachable(&url, e))?;
+            Ok(client)
+        })?;
         Ok(EtcdStore {
-            url,
+            remote,
             prefix: "flakeid/".into(),
             ttl: Duration::from_secs(ttl.as_secs().max(1)),
-            timeout,
             client,
-            runtime,
         })
     }
 
@@ -131,25 +112,13 @@ impl EtcdStore {
         format!("{}{namespace}/{kind}/{node}", self.prefix)
     }
 
-    /// Runs `f` on the store's runtime, bounded by the request timeout, from any thread
-    /// (also one inside another runtime).
+    /// Runs `f` with a client on the store's runtime, bounded by the request timeout.
     fn run<T, F>(&self, f: impl FnOnce(Client) -> F) -> Result<T, ClaimError>
     where
         T: Send + 'static,
-        F: Future<Output = Result<T, ClaimError>> + Send + 'static,
+        F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
     {
-        let fut = f(self.client.clone());
-        let (timeout, url) = (self.timeout, self.url.clone());
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
-            let result = match tokio::time::timeout(timeout, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(unreachable(&url, format!("no answer within {timeout:?}"))),
-            };
-            let _ = tx.send(result);
-        });
-        rx.recv()
-            .unwrap_or_else(|_| Err(unreachable(&self.url, "the client's runtime stopped")))
+        self.remote.run(f(self.client.clone()))
     }
 
     fn not_owner(claimed: &Claimed) -> ClaimError {
@@ -162,11 +131,11 @@ impl EtcdStore {
 
 impl ClaimStore for EtcdStore {
     fn url(&self) -> String {
-        self.url.clone()
+        self.remote.url.clone()
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        let url = self.url.clone();
+        let url = self.remote.url.clone();
         let ttl = self.ttl.as_secs() as i64;
         let namespace = String::from(request.namespace);
         let instance = String::from(request.instance);
@@ -253,7 +222,7 @@ impl ClaimStore for EtcdStore {
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let url = self.url.clone();
+        let url = self.remote.url.clone();
         let lease = claimed.token as i64;
         let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
         let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
@@ -298,7 +267,7 @@ impl ClaimStore for EtcdStore {
     }
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let url = self.url.clone();
+        let url = self.remote.url.clone();
         let lease = claimed.token as i64;
         let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
         let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
@@ -327,7 +296,7 @@ impl ClaimStore for EtcdStore {
     }
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        let url = self.url.clone();
+        let url = self.remote.url.clone();
         let prefix = format!("{}{namespace}/", self.prefix);
         self.run(move |mut client| async move {
             let resp = client

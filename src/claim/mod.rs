@@ -41,7 +41,7 @@
 //! ```
 //!
 //! The stores: [`FileStore`] (`file:DIR`, one host), `EtcdStore` (`etcd://`, feature
-//! `etcd`: a fleet), [`MemoryStore`] (`memory:`, one process: tests and simulations),
+//! `etcd`: a fleet), `ZooKeeperStore` (`zookeeper://`, feature `zookeeper`), [`MemoryStore`] (`memory:`, one process: tests and simulations),
 //! [`StaticNode`] (`static:N`, `static:pod`: the orchestrator guarantees uniqueness, no
 //! fence). [`open`] reads a store's URL; the
 //! [`ClaimStore`] trait is what a Redis, SQL or Consul store implements.
@@ -52,7 +52,11 @@ mod fence;
 mod file;
 mod holder;
 mod memory;
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+mod remote;
 mod static_node;
+#[cfg(feature = "zookeeper")]
+mod zookeeper;
 
 use core::fmt;
 use core::ops::Range;
@@ -71,6 +75,8 @@ pub(crate) use holder::Holder;
 pub use holder::renew_step;
 pub use memory::MemoryStore;
 pub use static_node::StaticNode;
+#[cfg(feature = "zookeeper")]
+pub use zookeeper::ZooKeeperStore;
 
 /// The namespace a claim lives in when none is given.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -306,8 +312,10 @@ impl Claims {
 ///
 /// | `etcd://HOST:PORT[,HOST:PORT...]` | [`EtcdStore`] (feature `etcd`): leases of [`OpenOptions::ttl`] |
 ///
-/// `zookeeper://` names a coordinator of a later release and is refused with a message that
-/// says so; `etcd://` in a build without the `etcd` feature likewise.
+/// | `zookeeper://HOST:PORT[,HOST:PORT...]` | [`ZooKeeperStore`] (feature `zookeeper`): sessions of [`OpenOptions::ttl`] |
+///
+/// In a build without the `etcd` or `zookeeper` feature, its URL is refused with a message
+/// that says which feature to build with.
 pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     open_with(url, &OpenOptions::default())
 }
@@ -400,8 +408,29 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         "etcd" => Err(bad(
             "this build has no etcd store: build flakeid with --features etcd",
         )),
+        #[cfg(feature = "zookeeper")]
+        "zookeeper" => {
+            let hosts = rest
+                .strip_prefix("//")
+                .ok_or_else(|| bad("give zookeeper://HOST:PORT[,HOST:PORT...]"))?
+                .trim_end_matches('/');
+            if hosts.is_empty()
+                || hosts.split(',').any(|e| {
+                    e.rsplit_once(':')
+                        .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
+                })
+            {
+                return Err(bad("each host is HOST:PORT, as zookeeper://127.0.0.1:2181"));
+            }
+            Ok(Arc::new(ZooKeeperStore::connect(
+                hosts,
+                options.ttl,
+                options.timeout,
+            )?))
+        }
+        #[cfg(not(feature = "zookeeper"))]
         "zookeeper" => Err(bad(
-            "the ZooKeeper store is not in this version yet; use etcd:// (feature etcd), or file:DIR on one host",
+            "this build has no ZooKeeper store: build flakeid with --features zookeeper",
         )),
         _ => Err(bad(
             "unknown scheme: give file:DIR, memory:, static:N or static:pod",

@@ -1,8 +1,6 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-pub mod procs;
-
 use flakeid::Layout;
 
 /// 2026-10-31T12:00:00Z.

@@ -1,4 +1,6 @@
-//! Real `flakeid gen` processes for the claim tests: spawned, watched, killed.
+//! Real `flakeid gen` processes for the claim tests: spawned, watched, killed. Included
+//! with `#[path]` by the tests that run processes only (it needs the `flakeid` binary).
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -163,7 +163,8 @@ fn signed_duration(text: &str) -> Result<i64, String> {
 #[derive(Args, Default)]
 pub(crate) struct ClaimStoreArgs {
     /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
-    /// etcd://HOST:PORT[,HOST:PORT...] (a cluster; builds with the etcd feature), memory:
+    /// etcd://HOST:PORT[,HOST:PORT...] (builds with the etcd feature),
+    /// zookeeper://HOST:PORT[,HOST:PORT...] (builds with the zookeeper feature), memory:
     /// (this process only), static:N (node N, no fence), static:pod[+K] (a StatefulSet
     /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence).
     #[arg(long, value_name = "URL")]
@@ -188,7 +189,8 @@ pub(crate) struct ClaimArgs {
     /// With --claim: this process's name in the store (default host:pid).
     #[arg(long, requires = "claim")]
     pub(crate) instance: Option<String>,
-    /// With --claim on a coordinator (etcd://): the lease TTL. A holder that stops
+    /// With --claim on a coordinator (etcd://, zookeeper://): the lease TTL (ZooKeeper:
+    /// the session timeout). A holder that stops
     /// renewing (paused, cut off, killed) loses its id this long after its last renewal.
     #[arg(long, value_parser = duration, requires = "claim")]
     pub(crate) ttl: Option<std::time::Duration>,

@@ -8,25 +8,16 @@
 #![cfg(feature = "etcd")]
 
 #[path = "common/fleet.rs"]
+#[macro_use]
 mod fleet;
 #[path = "common/procs.rs"]
 mod procs;
 
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet::{Server, available, free_port};
-
-/// One server at a time: the tests pause and kill processes on a 2-core machine, and
-/// their timing is their subject.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// An etcd server on loopback; stopped (and its data removed) on drop.
 struct Etcd {
@@ -94,26 +85,12 @@ impl Etcd {
             .spawn()
             .unwrap();
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let up = TcpStream::connect_timeout(
-                &([127, 0, 0, 1], self.client_port).into(),
-                Duration::from_millis(200),
-            )
-            .is_ok()
-                && flakeid::claim::open(&self.url())
-                    .and_then(|s| s.list("probe"))
-                    .is_ok();
-            if up {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "etcd did not answer within 20 s: {}",
-                std::fs::read_to_string(self.dir.join("etcd.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        fleet::wait_until_answers(
+            &self.url(),
+            self.client_port,
+            Duration::from_secs(20),
+            &self.dir.join("etcd.log"),
+        );
     }
 
     /// Stops the server (`kill -9`: no goodbye to its clients).
@@ -146,61 +123,4 @@ impl Drop for Etcd {
     }
 }
 
-/// Runs a scenario on a fresh server, or skips without one.
-fn on_etcd(name: &str, scenario: fn(&mut dyn Server)) {
-    let _one = one_at_a_time();
-    if let Some(mut etcd) = Etcd::start(name) {
-        scenario(&mut etcd);
-    }
-}
-
-#[test]
-fn eight_processes_race_for_a_pool_of_eight() {
-    on_etcd("race", fleet::eight_processes_race_for_a_pool_of_eight);
-}
-
-#[test]
-fn a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps() {
-    on_etcd(
-        "pause",
-        fleet::a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps,
-    );
-}
-
-#[test]
-fn a_killed_holder_is_followed_by_ids_above_all_of_its_own() {
-    on_etcd(
-        "kill",
-        fleet::a_killed_holder_is_followed_by_ids_above_all_of_its_own,
-    );
-}
-
-#[test]
-fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above() {
-    on_etcd(
-        "behind",
-        fleet::a_new_holder_10s_behind_fails_with_the_distance_then_mints_above,
-    );
-}
-
-#[test]
-fn the_store_stops_and_comes_back_under_a_running_holder() {
-    on_etcd(
-        "outage",
-        fleet::the_store_stops_and_comes_back_under_a_running_holder,
-    );
-}
-
-#[test]
-fn namespaces_are_apart_and_claims_lists_the_holders() {
-    on_etcd(
-        "ns",
-        fleet::namespaces_are_apart_and_claims_lists_the_holders,
-    );
-}
-
-#[test]
-fn an_unreachable_store_is_a_clear_error_within_the_bound() {
-    let _one = one_at_a_time();
-    fleet::an_unreachable_store_is_a_clear_error_within_the_bound("etcd");
-}
+scenarios!(Etcd::start, "etcd");

@@ -7,24 +7,16 @@
 #![cfg(feature = "zookeeper")]
 
 #[path = "common/fleet.rs"]
+#[macro_use]
 mod fleet;
 #[path = "common/procs.rs"]
 mod procs;
 
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet::{Server, available, free_port};
-
-/// One server at a time, as for etcd.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Debian's jars (`/usr/share/java`), the ZooKeeper server's among them.
 fn classpath() -> Option<String> {
@@ -103,26 +95,12 @@ impl ZooKeeper {
             .spawn()
             .unwrap();
         self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(40);
-        loop {
-            let up = TcpStream::connect_timeout(
-                &([127, 0, 0, 1], self.port).into(),
-                Duration::from_millis(200),
-            )
-            .is_ok()
-                && flakeid::claim::open(&self.url())
-                    .and_then(|s| s.list("probe"))
-                    .is_ok();
-            if up {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "ZooKeeper did not answer within 40 s: {}",
-                std::fs::read_to_string(self.dir.join("zookeeper.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        fleet::wait_until_answers(
+            &self.url(),
+            self.port,
+            Duration::from_secs(40),
+            &self.dir.join("zookeeper.log"),
+        );
     }
 
     fn stop(&mut self) {
@@ -154,61 +132,4 @@ impl Drop for ZooKeeper {
     }
 }
 
-/// Runs a scenario on a fresh server, or skips without one.
-fn on_zookeeper(name: &str, scenario: fn(&mut dyn Server)) {
-    let _one = one_at_a_time();
-    if let Some(mut zk) = ZooKeeper::start(name) {
-        scenario(&mut zk);
-    }
-}
-
-#[test]
-fn eight_processes_race_for_a_pool_of_eight() {
-    on_zookeeper("race", fleet::eight_processes_race_for_a_pool_of_eight);
-}
-
-#[test]
-fn a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps() {
-    on_zookeeper(
-        "pause",
-        fleet::a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps,
-    );
-}
-
-#[test]
-fn a_killed_holder_is_followed_by_ids_above_all_of_its_own() {
-    on_zookeeper(
-        "kill",
-        fleet::a_killed_holder_is_followed_by_ids_above_all_of_its_own,
-    );
-}
-
-#[test]
-fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above() {
-    on_zookeeper(
-        "behind",
-        fleet::a_new_holder_10s_behind_fails_with_the_distance_then_mints_above,
-    );
-}
-
-#[test]
-fn the_store_stops_and_comes_back_under_a_running_holder() {
-    on_zookeeper(
-        "outage",
-        fleet::the_store_stops_and_comes_back_under_a_running_holder,
-    );
-}
-
-#[test]
-fn namespaces_are_apart_and_claims_lists_the_holders() {
-    on_zookeeper(
-        "ns",
-        fleet::namespaces_are_apart_and_claims_lists_the_holders,
-    );
-}
-
-#[test]
-fn an_unreachable_store_is_a_clear_error_within_the_bound() {
-    let _one = one_at_a_time();
-    fleet::an_unreachable_store_is_a_clear_error_within_the_bound("zookeeper");
-}
+scenarios!(ZooKeeper::start, "zookeeper");

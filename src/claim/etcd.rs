@@ -11,7 +11,7 @@ use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
 };
 
-use super::remote::{Remote, unreachable};
+use super::remote::{Remote, parse_reserved, unreachable};
 use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
 
 /// Claims on an etcd cluster (feature `etcd`).
@@ -48,14 +48,15 @@ impl core::fmt::Debug for EtcdStore {
     }
 }
 
-/// `RESERVED STATE HOLDER` (a bare number is read too).
-fn parse_reserved(value: &[u8]) -> (u64, bool, Option<String>) {
-    let text = String::from_utf8_lossy(value);
-    let mut parts = text.splitn(3, ' ');
-    let reserved = parts.next().and_then(|r| r.parse().ok()).unwrap_or(0);
-    let released = parts.next() == Some("released");
-    let holder = parts.next().map(str::to_string);
-    (reserved, released, holder)
+/// The instance name stored at a node key ("" if none).
+async fn holder_of(client: &mut Client, node_key: &str) -> Result<String, etcd_client::Error> {
+    Ok(client
+        .get(node_key, None)
+        .await?
+        .kvs()
+        .first()
+        .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())
+        .unwrap_or_default())
 }
 
 impl EtcdStore {
@@ -229,14 +230,7 @@ impl ClaimStore for EtcdStore {
         let not_owner = Self::not_owner(claimed);
         self.run(move |mut client| async move {
             let e = |e: etcd_client::Error| unreachable(&url, e);
-            let holder = client
-                .get(node_key.as_str(), None)
-                .await
-                .map_err(e)?
-                .kvs()
-                .first()
-                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())
-                .unwrap_or_default();
+            let holder = holder_of(&mut client, &node_key).await.map_err(e)?;
             // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
             // error): then the compare below fails too, and says so.
             let alive = match client.lease_keep_alive(lease).await {
@@ -274,14 +268,7 @@ impl ClaimStore for EtcdStore {
         let not_owner = Self::not_owner(claimed);
         self.run(move |mut client| async move {
             let e = |e: etcd_client::Error| unreachable(&url, e);
-            let holder = client
-                .get(node_key.as_str(), None)
-                .await
-                .map_err(e)?
-                .kvs()
-                .first()
-                .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())
-                .unwrap_or_default();
+            let holder = holder_of(&mut client, &node_key).await.map_err(e)?;
             let value = format!("{reserved_until_unix_ns} released {holder}");
             let txn = Txn::new()
                 .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])

@@ -56,3 +56,14 @@ impl Remote {
             .unwrap_or_else(|_| Err(unreachable(&self.url, "the client's runtime stopped")))
     }
 }
+
+/// A stored reservation, `RESERVED_UNIX_NS STATE HOLDER` (`held` or `released`; a bare
+/// number is read too): the reservation, whether it was released, the holder.
+pub(crate) fn parse_reserved(value: &[u8]) -> (u64, bool, Option<String>) {
+    let text = String::from_utf8_lossy(value);
+    let mut parts = text.splitn(3, ' ');
+    let reserved = parts.next().and_then(|r| r.parse().ok()).unwrap_or(0);
+    let released = parts.next() == Some("released");
+    let holder = parts.next().map(str::to_string);
+    (reserved, released, holder)
+}

@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError};
 
-use super::remote::{Remote, unreachable};
+use super::remote::{Remote, parse_reserved, unreachable};
 use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
 
 /// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session per store.
@@ -46,16 +46,6 @@ impl core::fmt::Debug for ZooKeeperStore {
             .field("root", &self.root)
             .finish_non_exhaustive()
     }
-}
-
-/// `RESERVED STATE HOLDER`.
-fn parse_reserved(value: &[u8]) -> (u64, bool, Option<String>) {
-    let text = String::from_utf8_lossy(value);
-    let mut parts = text.splitn(3, ' ');
-    let reserved = parts.next().and_then(|r| r.parse().ok()).unwrap_or(0);
-    let released = parts.next() == Some("released");
-    let holder = parts.next().map(str::to_string);
-    (reserved, released, holder)
 }
 
 /// The error of one operation of a multi, or of the request.

@@ -428,6 +428,33 @@ fn bad_settings_are_refused_and_nothing_is_written() {
         assert!(e.to_string().contains(want), "{e} lacks {want:?}");
     }
     assert!(!dir.exists(), "a refused claim wrote {}", dir.display());
+    // A background renewal rarer than twice per lease would let the lease lapse between
+    // renewals: refused, with what to change.
+    let leased = MemoryStore::with_clock(Duration::from_secs(2), ManualClock::new(T0_NS));
+    let e = Generator::builder(layout())
+        .clock(ManualClock::new(T0_NS))
+        .build_claimed(Claims::new(leased.clone()).window(Duration::from_secs(6)))
+        .map(drop)
+        .unwrap_err();
+    assert_eq!(
+        e,
+        ClaimError::RenewalTooRare {
+            every: Duration::from_secs(2),
+            ttl: Duration::from_secs(2)
+        }
+    );
+    assert!(
+        e.to_string().contains("--window") && e.to_string().contains("3s"),
+        "{e}"
+    );
+    assert!(
+        leased.list("default").unwrap().is_empty(),
+        "nothing was claimed"
+    );
+    Generator::builder(layout())
+        .clock(ManualClock::new(T0_NS))
+        .build_claimed(Claims::new(leased).window(Duration::from_secs(3)))
+        .expect("a renewal every second, twice per lease");
     for url in [
         "bogus:x",
         "nocolon",

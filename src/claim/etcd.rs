@@ -131,6 +131,10 @@ impl EtcdStore {
 }
 
 impl ClaimStore for EtcdStore {
+    fn lease_ttl(&self) -> Option<Duration> {
+        Some(self.ttl)
+    }
+
     fn url(&self) -> String {
         self.remote.url.clone()
     }

@@ -211,6 +211,15 @@ impl Holder {
             });
         }
         let window_ns = u64::try_from(claims.window.as_nanos()).unwrap_or(u64::MAX);
+        let every = claims
+            .renew_every
+            .unwrap_or(claims.window / 3)
+            .max(Duration::from_millis(1));
+        if let (true, Some(ttl)) = (claims.background, claims.store.lease_ttl())
+            && every > ttl / 2
+        {
+            return Err(ClaimError::RenewalTooRare { every, ttl });
+        }
         let instance = claims.instance.clone().unwrap_or_else(default_instance);
         let store = Arc::clone(&claims.store);
         let request = ClaimRequest {
@@ -279,10 +288,6 @@ impl Holder {
                 ..Stats::default()
             }),
         });
-        let every = claims
-            .renew_every
-            .unwrap_or(claims.window / 3)
-            .max(Duration::from_millis(1));
         #[cfg(feature = "tokio")]
         if let (true, Some(runtime)) = (background, &claims.runtime) {
             let s = Arc::clone(&shared);

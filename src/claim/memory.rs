@@ -145,6 +145,10 @@ fn owned<'e>(
 }
 
 impl ClaimStore for MemoryStore {
+    fn lease_ttl(&self) -> Option<Duration> {
+        Some(self.ttl)
+    }
+
     fn url(&self) -> String {
         "memory:".into()
     }

@@ -174,6 +174,14 @@ pub trait ClaimStore: Send + Sync + fmt::Debug {
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError>;
     /// Every node id of `namespace` the store knows, in id order.
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError>;
+
+    /// How long a claim lives without a renewal, for a store whose claims are leases
+    /// (etcd, ZooKeeper, memory); `None` for one whose claims live as long as the holder
+    /// (file, static). A background renewal must come at least twice per lease: a claim
+    /// whose renewal period is longer than half of it is refused.
+    fn lease_ttl(&self) -> Option<Duration> {
+        None
+    }
 }
 
 /// How a generator claims its node id: the store, the namespace, the pool, the window.
@@ -571,6 +579,14 @@ pub enum ClaimError {
     Build(crate::Error),
     /// The generator holds no claim (for [`Generator::renew_claim`](crate::Generator::renew_claim)).
     NotClaimed,
+    /// The background renewal would come less than twice per lease of the store, so the
+    /// lease could lapse between two renewals.
+    RenewalTooRare {
+        /// The renewal period (a third of the window, or `renew_every`).
+        every: Duration,
+        /// The store's lease TTL.
+        ttl: Duration,
+    },
 }
 
 impl fmt::Display for ClaimError {
@@ -637,9 +653,14 @@ impl fmt::Display for ClaimError {
                 pool.start, pool.end
             ),
             ClaimError::Build(e) => fmt::Display::fmt(e, f),
-            ClaimError::NotClaimed => {
-                f.write_str("this generator holds no claim: build it with GeneratorBuilder::claim")
-            }
+            ClaimError::RenewalTooRare { every, ttl } => write!(
+                f,
+                "renewals every {every:?} (a third of the window) would let the store's {ttl:?} lease lapse between them: renew at least twice per lease; give a window of at most {:?} (--window) or a longer lease (--ttl)",
+                *ttl * 3 / 2
+            ),
+            ClaimError::NotClaimed => f.write_str(
+                "this generator holds no claim: build it with GeneratorBuilder::build_claimed",
+            ),
         }
     }
 }

@@ -106,6 +106,11 @@ impl ZooKeeperStore {
 }
 
 impl ClaimStore for ZooKeeperStore {
+    fn lease_ttl(&self) -> Option<Duration> {
+        // What the server granted, which may differ from what was asked.
+        Some(self.client.session_timeout())
+    }
+
     fn url(&self) -> String {
         self.remote.url.clone()
     }

@@ -340,7 +340,7 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(server: 
             "--nodes",
             "0..1",
             "--window",
-            "2s",
+            "1s",
             "--ttl",
             "1s",
             "-n",

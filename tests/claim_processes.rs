@@ -256,6 +256,11 @@ fn bad_claim_flags_are_clear_errors_and_write_nothing() {
             "shorter than the layout's tick",
         ),
         (&["--claim", &url, "--node", "3"], "--node", "not both"),
+        (
+            &["--claim", "memory:", "--window", "20s"],
+            "--window",
+            "twice per lease",
+        ),
         (&["--nodes", "0..4"], "--claim", ""),
     ];
     for (flags, flag, want) in cases {

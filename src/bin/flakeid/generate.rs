@@ -196,7 +196,7 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
 fn claim_error(e: ClaimError) -> CliError {
     let flag = match &e {
         ClaimError::BadPool { .. } | ClaimError::NodeOutsidePool { .. } => Some("--nodes"),
-        ClaimError::WindowTooShort { .. } => Some("--window"),
+        ClaimError::WindowTooShort { .. } | ClaimError::RenewalTooRare { .. } => Some("--window"),
         ClaimError::BadNamespace { .. } => Some("--namespace"),
         ClaimError::ClockBehind { .. } => Some("--max-wait"),
         ClaimError::BadUrl { .. } | ClaimError::Io { .. } => Some("--claim"),

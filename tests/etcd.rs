@@ -13,16 +13,14 @@ mod fleet;
 #[path = "common/procs.rs"]
 mod procs;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use fleet::{Server, available, free_port};
+use fleet::{Process, Server, available, free_port};
 
 /// An etcd server on loopback; stopped (and its data removed) on drop.
 struct Etcd {
-    child: Option<Child>,
-    dir: PathBuf,
+    process: Process,
     client_port: u16,
     peer_port: u16,
 }
@@ -39,17 +37,23 @@ impl Etcd {
         ) {
             return None;
         }
-        let dir = std::env::temp_dir().join(format!("flakeid-etcd-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
         let mut etcd = Etcd {
-            child: None,
-            dir,
+            process: Process::new("etcd", name),
             client_port: free_port(),
             peer_port: free_port(),
         };
         etcd.launch();
         Some(etcd)
+    }
+}
+
+impl Server for Etcd {
+    fn url(&self) -> String {
+        format!("etcd://127.0.0.1:{}", self.client_port)
+    }
+
+    fn stop(&mut self) {
+        self.process.stop();
     }
 
     /// Starts (or restarts) the server on the same ports and data, and waits (bounded)
@@ -57,14 +61,10 @@ impl Etcd {
     fn launch(&mut self) {
         let client = format!("http://127.0.0.1:{}", self.client_port);
         let peer = format!("http://127.0.0.1:{}", self.peer_port);
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("etcd.log"))
-            .unwrap();
-        let child = Command::new("etcd")
+        let mut command = Command::new("etcd");
+        command
             .args(["--name", "flakeid-test", "--data-dir"])
-            .arg(self.dir.join("data"))
+            .arg(self.process.dir.join("data"))
             .args([
                 "--listen-client-urls",
                 &client,
@@ -78,48 +78,14 @@ impl Etcd {
                 &peer,
             ])
             .args(["--initial-cluster", &format!("flakeid-test={peer}")])
-            .args(["--logger", "zap", "--log-level", "error"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        fleet::wait_until_answers(
-            &self.url(),
+            .args(["--logger", "zap", "--log-level", "error"]);
+        let url = self.url();
+        self.process.spawn(
+            &mut command,
+            &url,
             self.client_port,
             Duration::from_secs(20),
-            &self.dir.join("etcd.log"),
         );
-    }
-
-    /// Stops the server (`kill -9`: no goodbye to its clients).
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Server for Etcd {
-    fn url(&self) -> String {
-        format!("etcd://127.0.0.1:{}", self.client_port)
-    }
-
-    fn stop(&mut self) {
-        Etcd::stop(self);
-    }
-
-    fn launch(&mut self) {
-        Etcd::launch(self);
-    }
-}
-
-impl Drop for Etcd {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -12,11 +12,10 @@ mod fleet;
 #[path = "common/procs.rs"]
 mod procs;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use fleet::{Server, available, free_port};
+use fleet::{Process, Server, available, free_port};
 
 /// Debian's jars (`/usr/share/java`), the ZooKeeper server's among them.
 fn classpath() -> Option<String> {
@@ -33,8 +32,7 @@ fn classpath() -> Option<String> {
 
 /// A standalone ZooKeeper on loopback; stopped (and its data removed) on drop.
 struct ZooKeeper {
-    child: Option<Child>,
-    dir: PathBuf,
+    process: Process,
     port: u16,
     classpath: String,
 }
@@ -59,8 +57,8 @@ impl ZooKeeper {
             );
             return None;
         };
-        let dir = std::env::temp_dir().join(format!("flakeid-zk-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let process = Process::new("zk", name);
+        let dir = &process.dir;
         std::fs::create_dir_all(dir.join("data")).unwrap();
         let port = free_port();
         // Ticks of 500 ms: sessions of 1 s to 30 s.
@@ -70,44 +68,12 @@ impl ZooKeeper {
         );
         std::fs::write(dir.join("zoo.cfg"), config).unwrap();
         let mut zk = ZooKeeper {
-            child: None,
-            dir,
+            process,
             port,
             classpath,
         };
         zk.launch();
         Some(zk)
-    }
-
-    fn launch(&mut self) {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("zookeeper.log"))
-            .unwrap();
-        let child = Command::new("java")
-            .args(["-Xmx256m", "-cp", &self.classpath])
-            .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
-            .arg(self.dir.join("zoo.cfg"))
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        self.child = Some(child);
-        fleet::wait_until_answers(
-            &self.url(),
-            self.port,
-            Duration::from_secs(40),
-            &self.dir.join("zookeeper.log"),
-        );
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 
@@ -117,18 +83,18 @@ impl Server for ZooKeeper {
     }
 
     fn stop(&mut self) {
-        ZooKeeper::stop(self);
+        self.process.stop();
     }
 
     fn launch(&mut self) {
-        ZooKeeper::launch(self);
-    }
-}
-
-impl Drop for ZooKeeper {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let mut command = Command::new("java");
+        command
+            .args(["-Xmx256m", "-cp", &self.classpath])
+            .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
+            .arg(self.process.dir.join("zoo.cfg"));
+        let url = self.url();
+        self.process
+            .spawn(&mut command, &url, self.port, Duration::from_secs(40));
     }
 }
 

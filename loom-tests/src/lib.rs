@@ -1,5 +1,18 @@
-//! Loom models live in `tests/`; this crate holds only what they share: running a model
-//! with its counts reported, and reading the panic a broken model must raise.
+//! Loom models live in `tests/`; this crate holds only what they share: the small layout
+//! they mint in, running a model with its counts reported, and reading the panic a broken
+//! model must raise.
+
+/// One sequence bit: two IDs per tick, so two or three threads race across the boundary,
+/// and every other ID changes the tick (where a claimed generator reads its fence).
+pub fn tiny() -> flakeid::Layout {
+    flakeid::Layout::builder()
+        .time_bits(20)
+        .sequence_bits(1)
+        .node_bits(1)
+        .epoch_unix_ms(0)
+        .build()
+        .unwrap()
+}
 
 /// Runs `f` under `loom::model` and reports how many interleavings loom explored and how
 /// long it took (shown with `--nocapture`; CI shows it).

@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use flakeid::claim::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, Claims};
-use flakeid::{Generator, Layout, ManualClock, MintError};
-use flakeid_loom_tests::{model, must_fail};
+use flakeid::{Generator, ManualClock, MintError};
+use flakeid_loom_tests::{model, must_fail, tiny};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -16,17 +16,6 @@ const MS: u64 = 1_000_000;
 const T0: u64 = 1_000_000 * MS;
 /// Two ticks.
 const WINDOW: Duration = Duration::from_millis(2);
-
-/// One sequence bit: every other ID changes the tick, so the fence is read often.
-fn tiny() -> Layout {
-    Layout::builder()
-        .time_bits(20)
-        .sequence_bits(1)
-        .node_bits(1)
-        .epoch_unix_ms(0)
-        .build()
-        .unwrap()
-}
 
 /// A coordinator holding one node id: its owner's token and its stored reservation.
 #[derive(Debug)]

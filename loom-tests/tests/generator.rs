@@ -9,20 +9,9 @@ use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGen
 use loom::sync::Arc;
 use loom::thread;
 
-use flakeid_loom_tests::{model, must_fail};
+use flakeid_loom_tests::{model, must_fail, tiny};
 
 const T0_MS: u64 = 1_000_000;
-
-/// One sequence bit: two IDs per tick, so two or three threads race across the boundary.
-fn tiny() -> Layout {
-    Layout::builder()
-        .time_bits(20)
-        .sequence_bits(1)
-        .node_bits(1)
-        .epoch_unix_ms(0)
-        .build()
-        .unwrap()
-}
 
 fn generator(clock: &ManualClock, policy: ClockPolicy) -> Generator<ManualClock> {
     Generator::builder(tiny())

@@ -59,6 +59,13 @@ async fn holder_of(client: &mut Client, node_key: &str) -> Result<String, etcd_c
         .unwrap_or_default())
 }
 
+/// One keep-alive of `lease`: whether it still lives.
+async fn keep_alive(client: &mut Client, lease: i64) -> Result<bool, etcd_client::Error> {
+    let (mut keeper, mut stream) = client.lease_keep_alive(lease).await?;
+    keeper.keep_alive().await?;
+    Ok(stream.message().await?.is_some_and(|r| r.ttl() > 0))
+}
+
 impl EtcdStore {
     /// Connects to `endpoints` (`host:port`), bounded by `timeout`, which also bounds
     /// every request later; claims are leases of `ttl` (whole seconds, at least 1).
@@ -120,6 +127,51 @@ impl EtcdStore {
         F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
     {
         self.remote.run(f(self.client.clone()))
+    }
+
+    /// Renewal (`release` false): a keep-alive, then "if `nodes/N` is bound to my lease,
+    /// put `reserved/N`". Release: the same put with the final value and `nodes/N` deleted,
+    /// then the lease revoked.
+    fn write(&self, claimed: &Claimed, reserved: u64, release: bool) -> Result<(), ClaimError> {
+        let url = self.remote.url.clone();
+        let lease = claimed.token as i64;
+        let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
+        let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
+        let not_owner = Self::not_owner(claimed);
+        self.run(move |mut client| async move {
+            let e = |e: etcd_client::Error| unreachable(&url, e);
+            let holder = holder_of(&mut client, &node_key).await.map_err(e)?;
+            // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
+            // error): then the compare below fails too, and says so.
+            let alive = if release {
+                Ok(true)
+            } else {
+                keep_alive(&mut client, lease).await
+            };
+            let state = if release { "released" } else { "held" };
+            let mut ops = vec![TxnOp::put(
+                reserved_key.as_str(),
+                format!("{reserved} {state} {holder}"),
+                None,
+            )];
+            if release {
+                ops.push(TxnOp::delete(node_key.as_str(), None));
+            }
+            let txn = Txn::new()
+                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
+                .and_then(ops);
+            let written = client.txn(txn).await.map_err(e)?.succeeded();
+            if release {
+                let _ = client.lease_revoke(lease).await;
+            }
+            match (written, alive) {
+                (true, Ok(true)) => Ok(()),
+                // Not bound to our lease any more; or still bound, but the lease lives only
+                // until its TTL runs out.
+                (false, _) | (true, Ok(false)) => Err(not_owner),
+                (true, Err(err)) => Err(e(err)),
+            }
+        })
     }
 
     fn not_owner(claimed: &Claimed) -> ClaimError {
@@ -227,63 +279,11 @@ impl ClaimStore for EtcdStore {
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let url = self.remote.url.clone();
-        let lease = claimed.token as i64;
-        let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
-        let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
-        let not_owner = Self::not_owner(claimed);
-        self.run(move |mut client| async move {
-            let e = |e: etcd_client::Error| unreachable(&url, e);
-            let holder = holder_of(&mut client, &node_key).await.map_err(e)?;
-            // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
-            // error): then the compare below fails too, and says so.
-            let alive = match client.lease_keep_alive(lease).await {
-                Ok((mut keeper, mut stream)) => match keeper.keep_alive().await {
-                    Ok(()) => match stream.message().await {
-                        Ok(Some(r)) => Ok(r.ttl() > 0),
-                        Ok(None) => Ok(false),
-                        Err(err) => Err(err),
-                    },
-                    Err(err) => Err(err),
-                },
-                Err(err) => Err(err),
-            };
-            let value = format!("{reserved_until_unix_ns} held {holder}");
-            let txn = Txn::new()
-                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
-                .and_then([TxnOp::put(reserved_key.as_str(), value, None)]);
-            if !client.txn(txn).await.map_err(e)?.succeeded() {
-                return Err(not_owner);
-            }
-            match alive {
-                Ok(true) => Ok(()),
-                // Still bound to our lease, but it lives only until its TTL runs out.
-                Ok(false) => Err(not_owner),
-                Err(err) => Err(e(err)),
-            }
-        })
+        self.write(claimed, reserved_until_unix_ns, false)
     }
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let url = self.remote.url.clone();
-        let lease = claimed.token as i64;
-        let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
-        let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
-        let not_owner = Self::not_owner(claimed);
-        self.run(move |mut client| async move {
-            let e = |e: etcd_client::Error| unreachable(&url, e);
-            let holder = holder_of(&mut client, &node_key).await.map_err(e)?;
-            let value = format!("{reserved_until_unix_ns} released {holder}");
-            let txn = Txn::new()
-                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
-                .and_then([
-                    TxnOp::put(reserved_key.as_str(), value, None),
-                    TxnOp::delete(node_key.as_str(), None),
-                ]);
-            let ok = client.txn(txn).await.map_err(e)?.succeeded();
-            let _ = client.lease_revoke(lease).await;
-            if ok { Ok(()) } else { Err(not_owner) }
-        })
+        self.write(claimed, reserved_until_unix_ns, true)
     }
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {

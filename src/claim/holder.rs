@@ -113,8 +113,7 @@ fn tick_end_ns(layout: &Layout, tick: u64) -> u64 {
 /// to the store, and only once the store accepted it raise the fence. Returns the new
 /// reservation. The order is the guarantee: a fence raised before the write could let the
 /// generator mint past a reservation the store then refuses (the id having moved on).
-#[doc(hidden)]
-pub fn renew_step(
+fn renew_step(
     store: &dyn ClaimStore,
     claimed: &Claimed,
     fence: &Fence,

@@ -71,8 +71,6 @@ pub use fence::{ClaimState, Fence};
 pub use file::FileStore;
 pub use holder::ClaimStatus;
 pub(crate) use holder::Holder;
-#[doc(hidden)]
-pub use holder::renew_step;
 pub use memory::MemoryStore;
 pub use static_node::StaticNode;
 #[cfg(feature = "zookeeper")]
@@ -390,19 +388,7 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         )?)),
         #[cfg(feature = "etcd")]
         "etcd" => {
-            let endpoints: Vec<String> = rest
-                .strip_prefix("//")
-                .ok_or_else(|| bad("give etcd://HOST:PORT[,HOST:PORT...]"))?
-                .trim_end_matches('/')
-                .split(',')
-                .map(str::to_string)
-                .collect();
-            if endpoints.iter().any(|e| {
-                e.rsplit_once(':')
-                    .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
-            }) {
-                return Err(bad("each endpoint is HOST:PORT, as etcd://127.0.0.1:2379"));
-            }
+            let endpoints = host_ports(rest, "etcd://127.0.0.1:2379").map_err(|r| bad(&r))?;
             if options.ttl < Duration::from_secs(1) {
                 return Err(bad("the lease TTL is at least 1s"));
             }
@@ -418,20 +404,11 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         )),
         #[cfg(feature = "zookeeper")]
         "zookeeper" => {
-            let hosts = rest
-                .strip_prefix("//")
-                .ok_or_else(|| bad("give zookeeper://HOST:PORT[,HOST:PORT...]"))?
-                .trim_end_matches('/');
-            if hosts.is_empty()
-                || hosts.split(',').any(|e| {
-                    e.rsplit_once(':')
-                        .is_none_or(|(h, p)| h.is_empty() || p.parse::<u16>().is_err())
-                })
-            {
-                return Err(bad("each host is HOST:PORT, as zookeeper://127.0.0.1:2181"));
-            }
+            let hosts = host_ports(rest, "zookeeper://127.0.0.1:2181")
+                .map_err(|r| bad(&r))?
+                .join(",");
             Ok(Arc::new(ZooKeeperStore::connect(
-                hosts,
+                &hosts,
                 options.ttl,
                 options.timeout,
             )?))
@@ -444,6 +421,26 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
             "unknown scheme: give file:DIR, memory:, static:N or static:pod",
         )),
     }
+}
+
+/// What follows `etcd:` or `zookeeper:`: `//HOST:PORT[,HOST:PORT...]`, as a list; or why
+/// not, with `example`.
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+fn host_ports(rest: &str, example: &str) -> Result<Vec<String>, String> {
+    let bad = || format!("give //HOST:PORT[,HOST:PORT...], each endpoint HOST:PORT, as {example}");
+    let list = rest
+        .strip_prefix("//")
+        .ok_or_else(bad)?
+        .trim_end_matches('/');
+    let endpoints: Vec<String> = list.split(',').map(str::to_string).collect();
+    let valid = |e: &String| {
+        e.rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+    };
+    if list.is_empty() || !endpoints.iter().all(valid) {
+        return Err(bad());
+    }
+    Ok(endpoints)
 }
 
 /// Checks a namespace: 1 to 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..` (it names a

@@ -28,6 +28,58 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A server process a test runs: a fresh temporary directory (config, data, `server.log`)
+/// and the child; killed, and the directory removed, on drop.
+pub struct Process {
+    pub dir: std::path::PathBuf,
+    child: Option<std::process::Child>,
+}
+
+impl Process {
+    /// A fresh, empty directory for server `kind` of test `name`.
+    pub fn new(kind: &str, name: &str) -> Process {
+        let dir =
+            std::env::temp_dir().join(format!("flakeid-{kind}-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Process { dir, child: None }
+    }
+
+    /// Starts `command` (its output to `server.log`) and waits (bounded) until the server
+    /// at `url` answers.
+    pub fn spawn(&mut self, command: &mut Command, url: &str, port: u16, bound: Duration) {
+        let log_path = self.dir.join("server.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .unwrap();
+        let child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        wait_until_answers(url, port, bound, &log_path);
+    }
+
+    /// Stops the server (`kill -9`: no goodbye to its clients).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// Waits (bounded) until the server at `url`, listening on `port`, answers a listing; on
 /// timeout fails with the server's log.
 pub fn wait_until_answers(url: &str, port: u16, bound: Duration, log: &std::path::Path) {

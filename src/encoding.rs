@@ -67,7 +67,8 @@ impl Encoding {
     }
 
     /// Parses text in this encoding (surrounding whitespace allowed; hex with or without
-    /// `0x`). IDs are 63-bit: a value of 2^63 or more is [`ParseError::Overflow`].
+    /// `0x`): any `u64`. A value past `u64::MAX` (21 decimal digits, say, or 13 base32
+    /// characters starting above `F`) is [`ParseError::Overflow`].
     pub fn parse(self, text: &str) -> Result<u64, ParseError> {
         let s = text.trim();
         let lead = text.len() - text.trim_start().len();
@@ -96,9 +97,6 @@ impl Encoding {
             }
             Encoding::Base32 => fold(s, lead, 13, 32, base32_digit)?,
         };
-        if value > i64::MAX as u64 {
-            return Err(ParseError::Overflow);
-        }
         Ok(value)
     }
 
@@ -176,12 +174,12 @@ mod tests {
     #[test]
     fn round_trip_and_sort_order() {
         let mut rng = 0x2545_F491_4F6C_DD1Du64;
-        let mut values = vec![0, 1, 9, 10, 31, 32, i64::MAX as u64];
+        let mut values = vec![0, 1, 9, 10, 31, 32, i64::MAX as u64, 1 << 63, u64::MAX];
         for _ in 0..10_000 {
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            values.push(rng >> (rng % 64).max(1));
+            values.push(rng >> (rng % 64));
         }
         for e in ALL {
             let mut buf = [0u8; Encoding::MAX_LEN];
@@ -232,6 +230,20 @@ mod tests {
             "7ZZZZZZZZZZZZ"
         );
         assert_eq!(Encoding::Base32.parse("7zzzzzzzzzzzz"), Ok(i64::MAX as u64));
+        // 13 x 5 = 65 bits: the first character carries the top 4 of 64.
+        assert_eq!(Encoding::Base32.encode(u64::MAX, &mut buf), "FZZZZZZZZZZZZ");
+        assert_eq!(Encoding::Base32.encode(1 << 63, &mut buf), "8000000000000");
+        assert_eq!(
+            Encoding::Decimal.encode(u64::MAX, &mut buf),
+            "18446744073709551615"
+        );
+        assert_eq!(
+            Encoding::Hex.encode(u64::MAX, &mut buf),
+            "0xffffffffffffffff"
+        );
+        assert_eq!(Encoding::parse_any("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(Encoding::parse_any("0xffffffffffffffff"), Ok(u64::MAX));
+        assert_eq!(Encoding::parse_any("fzzzzzzzzzzzz"), Ok(u64::MAX));
         assert_eq!(Encoding::Base32.parse("0000000000O0I"), Ok(1));
     }
 
@@ -248,7 +260,7 @@ mod tests {
             e(ParseError::InvalidDigit { at: 0 })
         );
         assert_eq!(
-            Encoding::Decimal.parse("9223372036854775808"),
+            Encoding::Decimal.parse("18446744073709551616"),
             e(ParseError::Overflow)
         );
         assert_eq!(
@@ -261,15 +273,15 @@ mod tests {
         );
         assert_eq!(Encoding::Hex.parse("0x"), e(ParseError::Empty));
         assert_eq!(
-            Encoding::Hex.parse("0x8000000000000000"),
-            e(ParseError::Overflow)
+            Encoding::Hex.parse("0x10000000000000000"),
+            e(ParseError::TooLong)
         );
         assert_eq!(
             Encoding::Base32.parse("U000000000000"),
             e(ParseError::InvalidDigit { at: 0 })
         );
         assert_eq!(
-            Encoding::Base32.parse("8000000000000"),
+            Encoding::Base32.parse("G000000000000"),
             e(ParseError::Overflow)
         );
         assert_eq!(

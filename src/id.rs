@@ -7,13 +7,16 @@ use crate::encoding::Encoding;
 use crate::error::{Error, ParseError};
 use crate::layout::{Layout, Parts};
 
-/// A minted ID: a non-negative 63-bit integer that sorts by time.
+/// A minted ID: an unsigned 64-bit integer that sorts by time.
 ///
 /// Generators hand out `Id`s and take them back ([`GeneratorBuilder::resume_after`]);
 /// layout arithmetic and the batch decoder take raw `u64`s, as IDs come from databases and
-/// logs. Between the two: [`Id::new`] and `TryFrom<u64>`/`TryFrom<i64>` (checked),
-/// `From<Id>` for `u64` and `i64`, and [`Id::as_u64s`] to hand a batch to the
-/// [`Decoder`](crate::decode::Decoder) without a copy.
+/// logs. Between the two: [`Id::new`] and `From<u64>`, `From<Id> for u64`, and
+/// [`Id::as_u64s`] to hand a batch to the [`Decoder`](crate::decode::Decoder) without a
+/// copy. Signed columns: `TryFrom<i64>` refuses a negative number
+/// ([`Error::NegativeId`]) and `TryFrom<Id> for i64` an ID of 2^63 or more
+/// ([`Error::WiderThanI64`]), which 64-bit layouts such as [`Layout::discord`] reach;
+/// layouts of at most 63 bits ([`Layout::is_i64_safe`]) always fit.
 ///
 /// `Display` writes decimal, `{:x}`/`{:X}` hex; `FromStr` reads decimal, `0x` hex or
 /// 13-character Crockford base32 (see [`Encoding::parse_any`]). Use [`Id::encode`] for the
@@ -22,10 +25,13 @@ use crate::layout::{Layout, Parts};
 /// ```
 /// use flakeid::Id;
 ///
-/// let id = Id::try_from(2116500430648709162u64)?;
-/// assert_eq!(i64::from(id), 2116500430648709162);
+/// let id = Id::new(2116500430648709162);
+/// assert_eq!(i64::try_from(id)?, 2116500430648709162);
 /// assert_eq!(format!("{id:x}"), "1d5f51ed8fc7102a");
 /// assert!(Id::try_from(-1i64).is_err());
+/// let late = Id::new(1 << 63); // a Discord ID of 2084
+/// assert_eq!(u64::from(late), 9223372036854775808);
+/// assert!(i64::try_from(late).is_err());
 /// let batch = [id, id];
 /// assert_eq!(Id::as_u64s(&batch), &[2116500430648709162, 2116500430648709162]);
 /// # Ok::<(), flakeid::Error>(())
@@ -37,12 +43,19 @@ use crate::layout::{Layout, Parts};
 pub struct Id(u64);
 
 impl Id {
-    /// Wraps a raw value; fails if it does not fit 63 bits (IDs are never negative).
-    pub const fn new(raw: u64) -> Result<Id, Error> {
-        if raw > i64::MAX as u64 {
-            Err(Error::IdOutOfLayout { id: raw, bits: 63 })
+    /// Wraps a raw value. Every `u64` is the ID of some layout; whether it fits yours is
+    /// [`Layout::decompose`]'s (or [`Id::decompose`]'s) answer.
+    pub const fn new(raw: u64) -> Id {
+        Id(raw)
+    }
+
+    /// The ID as an `i64`, for a signed 64-bit column: [`Error::WiderThanI64`] for an ID
+    /// of 2^63 or more.
+    pub const fn to_i64(self) -> Result<i64, Error> {
+        if self.0 > i64::MAX as u64 {
+            Err(Error::WiderThanI64 { id: self.0 })
         } else {
-            Ok(Id(raw))
+            Ok(self.0 as i64)
         }
     }
 
@@ -83,29 +96,32 @@ impl From<Id> for u64 {
     }
 }
 
-impl From<Id> for i64 {
-    fn from(id: Id) -> i64 {
-        // An Id never exceeds i64::MAX.
-        id.0 as i64
+impl TryFrom<Id> for i64 {
+    type Error = Error;
+
+    /// As [`Id::to_i64`]: an ID of 2^63 or more is [`Error::WiderThanI64`].
+    fn try_from(id: Id) -> Result<i64, Error> {
+        id.to_i64()
     }
 }
 
-impl TryFrom<u64> for Id {
-    type Error = Error;
-
-    /// As [`Id::new`]: 2^63 or more is [`Error::IdOutOfLayout`].
-    fn try_from(raw: u64) -> Result<Id, Error> {
-        Id::new(raw)
+impl From<u64> for Id {
+    /// As [`Id::new`].
+    fn from(raw: u64) -> Id {
+        Id(raw)
     }
 }
 
 impl TryFrom<i64> for Id {
     type Error = Error;
 
-    /// A negative value (a signed column holding something else) is
-    /// [`Error::IdOutOfLayout`].
+    /// A negative value is [`Error::NegativeId`] (the message says how an ID of 2^63 or
+    /// more turns negative in a signed column).
     fn try_from(raw: i64) -> Result<Id, Error> {
-        Id::new(raw as u64)
+        match u64::try_from(raw) {
+            Ok(v) => Ok(Id(v)),
+            Err(_) => Err(Error::NegativeId { value: raw }),
+        }
     }
 }
 

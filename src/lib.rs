@@ -1,6 +1,7 @@
 //! # flakeid: Snowflake-family IDs, minted lock-free and proven unique
 //!
-//! An ID is a non-negative 64-bit integer (63 usable bits) made of three fields: the
+//! An ID is an unsigned 64-bit integer (up to all 64 bits; 63 keep it a non-negative
+//! `i64`) made of three fields: the
 //! **time** in ticks since an epoch (most significant, so IDs sort by time), a **sequence**
 //! number that counts IDs within one tick, and a **node** id that tells minting processes
 //! apart. Two nodes never collide; one node never repeats itself; no database is asked.
@@ -12,6 +13,7 @@
 //! | [`Layout::snowflake`] (41 time, 5+5 node, 12 seq, 1 ms) | 69.68 years (to 2080) | 4,096,000 | 1,024 | you need Twitter-compatible IDs or high rates per node |
 //! | [`Layout::sonyflake`] (39 time, 8 seq, 16 machine, 10 ms) | 174.21 years (to 2199) | 25,600 | 65,536 | many machines, modest rates, a long life |
 //! | [`Layout::javascript_safe`] (41 time, 5 node, 7 seq, 1 ms) | 69.7 years (to 2094) | 128,000 | 32 | IDs that travel as JSON numbers: at most 2^53 - 1 |
+//! | [`Layout::discord`], [`Layout::instagram`], [`Layout::mastodon`] (64 bits) | 139.4, 69.7, 8,919 years | 4,096,000, 1,024,000, 65,536,000 | 1,024, 8,192, 1 | you decode (or mint) those platforms' IDs; [`Layout::presets`] lists every preset with its source |
 //! | [`Layout::builder`] | your choice | `2^seq / unit` | `2^node` | anything else, e.g. capped with [`LayoutBuilder::max_bits`] |
 //!
 //! More time bits buy lifetime, more sequence bits buy rate per node, more node bits buy
@@ -78,8 +80,8 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`Layout`], [`LayoutBuilder`], [`Order`], [`Parts`] | the bit layout: presets, custom layouts, compose and decompose, ticks and instants |
-//! | [`TWEPOCH_MS`], [`SONYFLAKE_V2_EPOCH_MS`], [`SONYFLAKE_V1_EPOCH_MS`], [`JAVASCRIPT_SAFE_BITS`], [`CLOCK_END_UNIX_NS`] | the references' epochs and the caps |
+//! | [`Layout`], [`LayoutBuilder`], [`Order`], [`Grid`], [`Parts`], [`Preset`] | the bit layout: presets, custom layouts, compose and decompose, ticks and instants |
+//! | [`TWEPOCH_MS`], [`SONYFLAKE_V2_EPOCH_MS`], [`SONYFLAKE_V1_EPOCH_MS`], [`DISCORD_EPOCH_MS`], [`INSTAGRAM_EPOCH_MS`], [`JAVASCRIPT_SAFE_BITS`], [`I64_SAFE_BITS`], [`MAX_BITS`], [`CLOCK_END_UNIX_NS`] | the references' epochs and the caps |
 //! | [`SonyflakeSettings`] | Sonyflake v2's settings, for [`Layout::sonyflake_v2`] |
 //! | [`Generator`], [`GeneratorBuilder`], [`DEFAULT_MAX_WAIT`], [`DefaultClock`] | the lock-free generator and its configuration |
 //! | [`ClockPolicy`] | what a generator does when the clock reads behind |
@@ -91,7 +93,7 @@
 //! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
 //! | [`node`] | Sonyflake's private-IP machine id |
 //! | [`claim`] | fleet-safe node ids: claimed from a store ([`claim::FileStore`], [`claim::MemoryStore`], [`claim::StaticNode`], your own [`claim::ClaimStore`]), fenced by a reserved window; [`GeneratorBuilder::build_claimed`] |
-//! | `serde` (feature) | `Id` with serde; `as_string`, `as_number`, `javascript_safe`, layout checks |
+//! | `serde` (feature) | `Id` with serde; `as_string`, `as_number`, `as_i64`, `javascript_safe`, layout checks |
 //!
 //! With `default-features = false` the crate is `no_std`: everything above but the clocks
 //! (bring one: [`GeneratorBuilder::with_clock`]), `ShardedGenerator`, `claim`, `node`'s OS lookup and
@@ -175,7 +177,8 @@ pub use id::Id;
 #[cfg(feature = "std")]
 pub use layout::SonyflakeSettings;
 pub use layout::{
-    CLOCK_END_UNIX_NS, JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, Order, Parts,
+    CLOCK_END_UNIX_NS, DISCORD_EPOCH_MS, Grid, I64_SAFE_BITS, INSTAGRAM_EPOCH_MS,
+    JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, MAX_BITS, Order, Parts, Preset,
     SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
 };
 #[cfg(all(feature = "std", target_has_atomic = "64"))]

@@ -7,8 +7,13 @@
 //! - [`javascript_safe`]: a number, checked on reading against
 //!   [`Layout::javascript_safe`](crate::Layout::javascript_safe) (at most 2^53 - 1).
 //!
+//! - [`as_i64`]: a signed 64-bit number, for a store whose integers are `i64` (SQL
+//!   `BIGINT`): writing an ID of 2^63 or more is an error that says so, never a negative
+//!   number.
+//!
 //! Deserialising [`Id`] itself accepts a number or a string in any of the crate's
-//! encodings. Every form rejects what no layout can hold (negative, 2^63 or more, not an
+//! encodings, up to `u64::MAX` (64-bit layouts such as [`Layout::discord`] reach 2^63).
+//! Every form rejects what no layout can hold (negative, past `u64::MAX`, not an
 //! integer) with a message that says so. To reject what does not fit *your* layout, read
 //! through [`deserialize_in`] (a `deserialize_with` function of a few lines, below) or seed a
 //! deserializer with [`InLayout`].
@@ -24,11 +29,10 @@
 //!     customer: Id,
 //! }
 //!
-//! let order = Order { id: Id::new(2116500430648709162)?, customer: Id::new(42)? };
+//! let order = Order { id: Id::new(2116500430648709162), customer: Id::new(42) };
 //! let json = serde_json::to_string(&order).unwrap();
 //! assert_eq!(json, r#"{"id":"2116500430648709162","customer":42}"#);
 //! assert_eq!(serde_json::from_str::<Order>(&json).unwrap(), order);
-//! # Ok::<(), flakeid::Error>(())
 //! ```
 //!
 //! Checking against a layout of your own:
@@ -130,11 +134,7 @@ impl IdVisitor<'_> {
     };
 
     fn checked<E: de::Error>(&self, raw: u64) -> Result<Id, E> {
-        let id = Id::new(raw).map_err(|_| {
-            E::custom(format_args!(
-                "ID {raw} is out of every layout: IDs are at most 2^63 - 1"
-            ))
-        })?;
+        let id = Id::new(raw);
         if let Some(layout) = self.layout
             && layout.decompose(raw).is_err()
         {
@@ -153,9 +153,9 @@ impl Visitor<'_> for IdVisitor<'_> {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.numbers, self.strings) {
-            (true, true) => f.write_str("a 63-bit ID, as a number or a string"),
-            (true, false) => f.write_str("a 63-bit ID as a number"),
-            _ => f.write_str("a 63-bit ID as a string"),
+            (true, true) => f.write_str("a 64-bit ID, as a number or a string"),
+            (true, false) => f.write_str("a 64-bit ID as a number"),
+            _ => f.write_str("a 64-bit ID as a string"),
         }
     }
 
@@ -170,9 +170,9 @@ impl Visitor<'_> for IdVisitor<'_> {
         if !self.numbers {
             return Err(E::invalid_type(de::Unexpected::Signed(v), &self));
         }
-        match u64::try_from(v) {
-            Ok(v) => self.checked(v),
-            Err(_) => Err(E::custom(format_args!("ID {v} is negative"))),
+        match Id::try_from(v) {
+            Ok(id) => self.checked(id.get()),
+            Err(e) => Err(E::custom(e)),
         }
     }
 
@@ -180,7 +180,7 @@ impl Visitor<'_> for IdVisitor<'_> {
         match u64::try_from(v) {
             Ok(v) => self.visit_u64(v),
             Err(_) => Err(E::custom(format_args!(
-                "ID {v} is out of every layout: IDs are at most 2^63 - 1"
+                "ID {v} is out of every layout: IDs are at most 2^64 - 1"
             ))),
         }
     }
@@ -188,7 +188,9 @@ impl Visitor<'_> for IdVisitor<'_> {
     fn visit_i128<E: de::Error>(self, v: i128) -> Result<Id, E> {
         match u128::try_from(v) {
             Ok(v) => self.visit_u128(v),
-            Err(_) => Err(E::custom(format_args!("ID {v} is negative"))),
+            Err(_) => Err(E::custom(crate::Error::NegativeId {
+                value: i64::try_from(v).unwrap_or(i64::MIN),
+            })),
         }
     }
 
@@ -219,6 +221,47 @@ pub mod as_string {
     /// Reads a string in any encoding (or a number).
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
         deserializer.deserialize_any(IdVisitor::ANY)
+    }
+}
+
+/// `#[serde(with = "flakeid::serde::as_i64")]`: the ID as a signed 64-bit number, for
+/// stores whose integers are `i64`. Writing an ID of 2^63 or more fails with
+/// [`Error::WiderThanI64`](crate::Error::WiderThanI64)'s message (store it unsigned or as
+/// text: [`as_string`]) instead of writing a negative number; reading a negative number
+/// fails with [`Error::NegativeId`](crate::Error::NegativeId)'s. Reads a number or a string.
+///
+/// ```
+/// use flakeid::{Id, Layout};
+/// use serde::Serialize;
+///
+/// #[derive(Serialize)]
+/// struct Row {
+///     #[serde(with = "flakeid::serde::as_i64")]
+///     id: Id,
+/// }
+///
+/// let early = Row { id: Id::new(175928847299117063) };
+/// assert_eq!(serde_json::to_string(&early).unwrap(), r#"{"id":175928847299117063}"#);
+/// let late = Row { id: Id::new(1 << 63) }; // a Discord ID of 2084
+/// let err = serde_json::to_string(&late).unwrap_err();
+/// assert!(err.to_string().contains("does not fit a signed 64-bit column"), "{err}");
+/// ```
+pub mod as_i64 {
+    use super::*;
+
+    /// Writes the ID as a signed number; an ID of 2^63 or more is an error.
+    pub fn serialize<S: Serializer>(id: &Id, serializer: S) -> Result<S::Ok, S::Error> {
+        match id.to_i64() {
+            Ok(v) => serializer.serialize_i64(v),
+            Err(e) => Err(<S::Error as ::serde::ser::Error>::custom(e)),
+        }
+    }
+
+    /// Reads a number or a string in any encoding; a negative number, or one of 2^63 or
+    /// more, is an error.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
+        let id = deserializer.deserialize_any(IdVisitor::ANY)?;
+        id.to_i64().map(|_| id).map_err(de::Error::custom)
     }
 }
 

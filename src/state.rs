@@ -8,8 +8,9 @@
 use crate::generator::ClockPolicy;
 
 /// The top bit of the generator's word: set while a [`crate::Lease`] holds the generator.
-/// Packed words never use it (time and sequence fit in 63 bits), and [`reserve`] must
-/// never see it: the generator strips or waits on it first.
+/// Packed words never use it (the generator refuses a layout whose reachable ticks and
+/// sequence need more than 63 bits: [`Shape::word_bits`]), and [`reserve`] must never see
+/// it: the generator strips or waits on it first.
 pub const LEASED: u64 = 1 << 63;
 
 /// The layout facts the state machine needs, derived once from a [`Layout`](crate::Layout).
@@ -33,18 +34,29 @@ pub struct Shape {
     pub sequence_bits: u32,
     /// Largest sequence number.
     pub max_sequence: u64,
-    /// Largest tick count.
+    /// Largest tick count a generator can reach: the layout's, or the last tick a clock
+    /// of `u64` nanoseconds names (in 2554), whichever comes first.
     pub max_ticks: u64,
 }
 
 impl Shape {
-    /// The shape of a layout's state word.
+    /// The shape of a layout's state word. Its tick field is bounded by what the clock
+    /// reaches, not the layout's time field: a 64-bit layout with no node field (Mastodon's
+    /// 48 time + 16 sequence) still packs in 63 bits, since no clock names a tick past
+    /// 2^45 milliseconds.
     pub fn of(layout: &crate::Layout) -> Shape {
+        let reach = (u64::MAX - layout.phase_ns()) / layout.unit_ns() - layout.epoch_tick();
         Shape {
             sequence_bits: layout.sequence_bits(),
             max_sequence: layout.max_sequence(),
-            max_ticks: layout.max_ticks(),
+            max_ticks: layout.max_ticks().min(reach),
         }
+    }
+
+    /// Bits a word of this shape needs: the largest tick's width plus the sequence's. A
+    /// generator needs at most 63 (the top bit is [`LEASED`]).
+    pub const fn word_bits(self) -> u32 {
+        (u64::BITS - self.max_ticks.leading_zeros()) + self.sequence_bits
     }
 
     /// The word a new generator starts from: tick 0 with a full sequence, as Sonyflake

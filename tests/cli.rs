@@ -200,6 +200,115 @@ fn layout_json_for_the_presets() {
     }
 }
 
+/// `layout --list`: every preset the library has, each with its caps and source, in text
+/// and as JSON lines that agree with the library's own answers.
+#[test]
+fn layout_list_shows_every_preset_with_its_caps() {
+    let presets = flakeid::Layout::presets();
+    let json = ok(&["layout", "--list", "--json"]);
+    let lines: Vec<&str> = json.lines().collect();
+    assert_eq!(lines.len(), presets.len());
+    for (p, line) in presets.iter().zip(&lines) {
+        assert_eq!(json_value(line, "preset"), p.name);
+        assert!(
+            line.contains(&format!("\"layout\":\"{}\"", p.layout)),
+            "{line}"
+        );
+        assert_eq!(
+            json_value(line, "i64_safe"),
+            p.layout.is_i64_safe().to_string()
+        );
+        assert_eq!(
+            json_value(line, "javascript_safe"),
+            p.layout.is_javascript_safe().to_string()
+        );
+        assert_eq!(json_value(line, "bits"), p.layout.bits().to_string());
+        assert!(!json_value(line, "source").is_empty());
+    }
+    let text = ok(&["layout", "--list"]);
+    for name in [
+        "snowflake, twitter",
+        "discord",
+        "instagram",
+        "mastodon",
+        "js-safe, javascript-safe",
+    ] {
+        assert!(
+            text.contains(&format!("preset          {name}\n")),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(text.matches("fits i64        no").count(), 3, "{text}");
+    assert_eq!(text.matches("fits JavaScript yes").count(), 1, "{text}");
+    let discord = ok(&["layout", "--layout", "discord"]);
+    assert!(
+        discord.contains("fields          time 42 | datacenter 5 | worker 5 | sequence 12"),
+        "{discord}"
+    );
+    assert!(
+        discord.contains("fits i64        no") && discord.contains("internal worker id"),
+        "{discord}"
+    );
+    // --list takes no layout.
+    fails(
+        &["layout", "--list", "--layout", "discord"],
+        None,
+        "cannot be used with",
+    );
+}
+
+/// IDs of 2^63 and more through the CLI: decoded, composed and minted under a 64-bit
+/// layout, in every encoding; refused by a 63-bit one with a pointer to the 64-bit presets.
+#[test]
+fn ids_past_2_63_through_the_cli() {
+    let decoded = ok(&[
+        "decode",
+        "--json",
+        "--layout",
+        "discord",
+        "9223372036854775808",
+    ]);
+    assert_eq!(json_value(&decoded, "time"), "2084-09-06T15:47:35.552Z");
+    for text in [
+        "18446744073709551615",
+        "0xffffffffffffffff",
+        "FZZZZZZZZZZZZ",
+    ] {
+        let d = ok(&["decode", "--json", "--layout", "discord", text]);
+        assert_eq!(json_value(&d, "id"), "18446744073709551615", "{text}");
+        assert_eq!(json_value(&d, "sequence"), "4095");
+    }
+    let composed = ok(&[
+        "compose",
+        "--layout",
+        "discord",
+        "--time",
+        "2090-01-01T00:00:00Z",
+        "--sequence",
+        "1",
+        "--discord-worker",
+        "3",
+        "--discord-process",
+        "4",
+    ]);
+    let id: u64 = composed.trim().parse().unwrap();
+    assert!(id >= 1 << 63, "{id}");
+    let back = ok(&["decode", "--json", "--layout", "discord", composed.trim()]);
+    assert_eq!(json_value(&back, "time"), "2090-01-01T00:00:00.000Z");
+    assert_eq!(
+        (json_value(&back, "datacenter"), json_value(&back, "worker")),
+        ("3", "4")
+    );
+    let err = fails(&["decode", "9223372036854775808"], None, "--layout NAME");
+    assert!(String::from_utf8_lossy(&err.stderr).contains("discord"));
+    for format in ["hex", "base32", "json"] {
+        let out = ok(&["gen", "--layout", "mastodon", "-n", "2", "--format", format]);
+        let first = out.lines().next().unwrap().trim_matches('"');
+        let d = ok(&["decode", "--json", "--layout", "mastodon", first]);
+        assert_eq!(json_value(&d, "node"), "0", "{format}");
+    }
+}
+
 #[test]
 fn gen_mints_unique_increasing_ids() {
     let out = ok(&["gen", "-n", "100000", "--datacenter", "1", "--worker", "2"]);
@@ -234,7 +343,7 @@ fn decode_streams_stdin_and_reports_bad_lines() {
 #[test]
 fn bad_input_is_a_message_and_a_nonzero_status() {
     fails(&["decode", "12x"], None, "not an ID");
-    fails(&["decode", "99999999999999999999"], None, "63 bits");
+    fails(&["decode", "99999999999999999999"], None, "64 bits");
     fails(
         &[
             "decode",
@@ -353,7 +462,7 @@ fn layout_shows_whether_ids_are_javascript_safe() {
     assert_eq!(json_value(&js, "max_nodes"), "32");
     assert!(json_value(&js, "lifetime_years").starts_with("69.68"));
     let table = ok(&["layout", "--layout", "js-safe"]);
-    assert!(table.contains("53 bits (JavaScript-safe)"), "{table}");
+    assert!(table.contains("fits JavaScript yes"), "{table}");
     let snow = ok(&["layout", "--json"]);
     assert_eq!(json_value(&snow, "javascript_safe"), "false");
 }
@@ -454,7 +563,7 @@ fn errors_say_what_to_do() {
     fails(
         &["gen", "--layout", "sonyflake_v1", "--node", "1"],
         None,
-        "sonyflake-v1, js-safe",
+        "mastodon, js-safe",
     );
     fails(&["decode", "7ZZZZZZZZZZZ"], None, "13-character base32");
     fails(&["decode", "1d5f51ed8fc7102a"], None, "--encoding hex");

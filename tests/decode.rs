@@ -16,11 +16,20 @@ impl Rng {
 }
 
 fn layouts(rng: &mut Rng) -> Vec<Layout> {
+    // The 64-bit presets and a 64-bit Sonyflake-ordered layout on the epoch's grid: IDs
+    // at and past 2^63, where a signed shift or compare would go wrong.
     let mut all = vec![
         Layout::snowflake(),
         Layout::sonyflake(),
         Layout::sonyflake_v1(),
+        Layout::discord(),
+        Layout::instagram(),
+        Layout::mastodon(),
+        "time=40,seq=8,node=16,order=tsn,unit=10ms,epoch=1735689600003,grid=epoch"
+            .parse()
+            .unwrap(),
     ];
+    assert!(all.iter().filter(|l| l.bits() == 64).count() >= 4);
     while all.len() < 40 {
         let time = 1 + (rng.next() % 63) as u32;
         let seq = (rng.next() % 64) as u32;
@@ -41,6 +50,11 @@ fn layouts(rng: &mut Rng) -> Vec<Layout> {
                 Order::TimeNodeSequence
             } else {
                 Order::TimeSequenceNode
+            })
+            .grid(if rng.next().is_multiple_of(2) {
+                flakeid::Grid::Unix
+            } else {
+                flakeid::Grid::Epoch
             })
             .unit(Duration::from_nanos(unit_ns))
             .epoch_unix_ms(rng.next() % 1_700_000_000_000)
@@ -123,8 +137,10 @@ fn every_backend_equals_the_oracle_at_every_length_and_offset() {
     let backends = report_backends();
     let mut rng = Rng(0x5EED_0000_0000_0001);
     let mut checked = 0;
+    let mut past_2_63 = 0;
     for l in layouts(&mut rng) {
         let pool = ids_for(&l, &mut rng, 64 + 8);
+        past_2_63 += pool.iter().filter(|&&id| id >= 1 << 63).count();
         let oracle = Decoder::with_backend(&l, Backend::Scalar);
         for &backend in &backends {
             let d = Decoder::with_backend(&l, backend);
@@ -146,6 +162,7 @@ fn every_backend_equals_the_oracle_at_every_length_and_offset() {
         }
     }
     assert!(checked >= 40 * 65 * 8);
+    assert!(past_2_63 >= 100, "only {past_2_63} IDs at or past 2^63");
 }
 
 #[test]

@@ -48,7 +48,7 @@ fn patient(
     let b = if last == 0 {
         b
     } else {
-        b.resume_after(flakeid::Id::try_from(last).unwrap())
+        b.resume_after(flakeid::Id::new(last))
     };
     b.build().unwrap()
 }
@@ -340,7 +340,7 @@ fn resume_after_refuses_ids_that_cannot_be_this_nodes_last() {
     let build = |layout: Layout, node: u64, last: u64| {
         Generator::builder(layout)
             .node(node)
-            .resume_after(flakeid::Id::try_from(last).unwrap())
+            .resume_after(flakeid::Id::new(last))
             .clock(clock.clone())
             .build()
     };

@@ -1,29 +1,38 @@
-//! `Id` and the integers it is stored as: checked conversions in, free conversions out, a
-//! zero-copy view of a batch (checked against the safe per-element path, and under Miri).
+//! `Id` and the integers it is stored as: every `u64` in and out, signed columns checked
+//! both ways, a zero-copy view of a batch (checked against the safe per-element path, and
+//! under Miri).
 
 use flakeid::decode::{Columns, Decoder};
 use flakeid::{Error, Generator, Id, Layout, ManualClock};
 
 #[test]
-fn conversions_are_checked_in_and_free_out() {
-    assert_eq!(Id::try_from(0u64).map(Id::get), Ok(0));
+fn every_u64_is_an_id_and_signed_columns_are_checked() {
+    for raw in [0, 1, i64::MAX as u64, 1 << 63, u64::MAX] {
+        assert_eq!(Id::new(raw).get(), raw);
+        assert_eq!(u64::from(Id::from(raw)), raw);
+        assert_eq!(raw.to_string().parse::<Id>(), Ok(Id::new(raw)));
+    }
+    assert_eq!(i64::try_from(Id::new(i64::MAX as u64)), Ok(i64::MAX));
+    let late = Id::new(1 << 63);
     assert_eq!(
-        Id::try_from(i64::MAX as u64).map(u64::from),
-        Ok(i64::MAX as u64)
+        i64::try_from(late),
+        Err(Error::WiderThanI64 { id: 1 << 63 })
     );
+    let msg = late.to_i64().unwrap_err().to_string();
+    assert!(
+        msg.contains("signed 64-bit column") && msg.contains("unsigned"),
+        "{msg}"
+    );
+    // The same ID through a signed column comes back negative, and is refused as such.
+    let wrapped = (1u64 << 63) as i64;
     assert_eq!(
-        Id::try_from(1u64 << 63),
-        Err(Error::IdOutOfLayout {
-            id: 1 << 63,
-            bits: 63
-        })
+        Id::try_from(wrapped),
+        Err(Error::NegativeId { value: i64::MIN })
     );
-    assert!(Id::try_from(-1i64).is_err());
-    assert_eq!(Id::try_from(i64::MAX).map(i64::from), Ok(i64::MAX));
-    const ID: Id = match Id::new(2_116_500_430_648_709_162) {
-        Ok(id) => id,
-        Err(_) => panic!(),
-    };
+    let msg = Id::try_from(-1i64).unwrap_err().to_string();
+    assert!(msg.contains("negative") && msg.contains("2^63"), "{msg}");
+    assert_eq!(Id::try_from(i64::MAX).map(Id::get), Ok(i64::MAX as u64));
+    const ID: Id = Id::new(2_116_500_430_648_709_162);
     assert_eq!(
         format!("{ID:x} {ID:X} {ID:#x}"),
         "1d5f51ed8fc7102a 1D5F51ED8FC7102A 0x1d5f51ed8fc7102a"

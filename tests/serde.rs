@@ -14,7 +14,7 @@ struct Row {
 }
 
 fn id(raw: u64) -> Id {
-    Id::new(raw).unwrap()
+    Id::new(raw)
 }
 
 #[test]
@@ -61,26 +61,97 @@ fn plain_and_string_forms_read_numbers_and_every_encoding() {
 #[test]
 fn out_of_every_layout_is_a_clear_error() {
     let err = |json: &str| serde_json::from_str::<Id>(json).unwrap_err().to_string();
+    // serde_json reads a number past u64::MAX as a float.
     assert!(
-        err("9223372036854775808").contains("at most 2^63 - 1"),
+        err("18446744073709551616").contains("expected a 64-bit ID"),
         "{}",
-        err("9223372036854775808")
+        err("18446744073709551616")
     );
-    assert!(err("18446744073709551615").contains("at most 2^63 - 1"));
     assert!(err("-1").contains("negative"));
     assert!(err("1.5").contains("floating point"), "{}", err("1.5"));
-    assert!(err(r#""9223372036854775808""#).contains("does not fit in 63 bits"));
+    assert!(err(r#""18446744073709551616""#).contains("does not fit in 64 bits"));
     assert!(
         err(r#""banana""#).contains("banana"),
         "{}",
         err(r#""banana""#)
     );
-    assert!(err("null").contains("63-bit ID"));
+    assert!(err("null").contains("64-bit ID"));
     // as_number takes numbers only.
     let e = serde_json::from_str::<Row>(r#"{"plain":1,"text":"2","number":"3"}"#)
         .unwrap_err()
         .to_string();
     assert!(e.contains("as a number"), "{e}");
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Signed {
+    #[serde(with = "flakeid::serde::as_i64")]
+    id: Id,
+}
+
+/// IDs of 64-bit layouts (a Discord ID of 2084 and later) through every form: as a number,
+/// as a string in each encoding, checked against the layout; an `i64` column refuses them
+/// with a message, never a negative number.
+#[test]
+fn ids_past_2_63_round_trip_and_an_i64_column_says_why_not() {
+    let discord = flakeid::Layout::discord();
+    for raw in [1u64 << 63, (1 << 63) + 4095, u64::MAX] {
+        let plain = Row {
+            plain: id(raw),
+            text: id(raw),
+            number: id(raw),
+        };
+        let json = serde_json::to_string(&plain).unwrap();
+        assert_eq!(
+            json,
+            format!(r#"{{"plain":{raw},"text":"{raw}","number":{raw}}}"#)
+        );
+        assert_eq!(serde_json::from_str::<Row>(&json).unwrap(), plain);
+        let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
+        for e in [flakeid::Encoding::Hex, flakeid::Encoding::Base32] {
+            let text = format!("\"{}\"", id(raw).encode(e, &mut buf));
+            if !text.bytes().any(|b| b.is_ascii_alphabetic()) {
+                continue; // base32 made of digits reads as decimal (documented)
+            }
+            assert_eq!(
+                serde_json::from_str::<Id>(&text).unwrap(),
+                id(raw),
+                "{text}"
+            );
+        }
+        let mut de = serde_json::Deserializer::from_str(&json[9..json.find(',').unwrap()]);
+        let seeded =
+            serde::de::DeserializeSeed::deserialize(flakeid::serde::InLayout(&discord), &mut de);
+        assert_eq!(seeded.unwrap(), id(raw));
+
+        let e = serde_json::to_string(&Signed { id: id(raw) })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not fit a signed 64-bit column"), "{e}");
+        let e = serde_json::from_str::<Signed>(&format!(r#"{{"id":{raw}}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not fit a signed 64-bit column"), "{e}");
+        // The same bits read back from a signed column come out negative: refused, saying why.
+        let wrapped = raw as i64;
+        let e = serde_json::from_str::<Signed>(&format!(r#"{{"id":{wrapped}}}"#))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("negative") && e.contains("2^63"), "{e}");
+    }
+    let below = Signed {
+        id: id(i64::MAX as u64),
+    };
+    let json = serde_json::to_string(&below).unwrap();
+    assert_eq!(serde_json::from_str::<Signed>(&json).unwrap(), below);
+    // A 63-bit layout still refuses what only a 64-bit one holds.
+    let mut de = serde_json::Deserializer::from_str("9223372036854775808");
+    let e = serde::de::DeserializeSeed::deserialize(
+        flakeid::serde::InLayout(&flakeid::Layout::snowflake()),
+        &mut de,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("63-bit layout"), "{e}");
 }
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]

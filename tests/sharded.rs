@@ -565,9 +565,7 @@ fn the_sharded_builder_checks_nodes_and_resumes_each_shard() {
     }
     let stranger = wide().compose(1, 0, 9).unwrap();
     assert!(matches!(
-        build()
-            .resume_after([Id::try_from(stranger).unwrap()])
-            .build(),
+        build().resume_after([Id::new(stranger)]).build(),
         Err(Error::ResumeOtherNode { id_node: 9, .. })
     ));
 }

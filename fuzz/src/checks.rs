@@ -10,7 +10,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use flakeid::decode::{Backend, Columns, Decoder};
-use flakeid::{ClockPolicy, Encoding, Error, Generator, Id, Layout, ManualClock, MintError, Order};
+use flakeid::{
+    ClockPolicy, Encoding, Error, Generator, Grid, Id, Layout, ManualClock, MintError, Order,
+};
 
 /// Reads fuzz input as numbers; past the end it yields zeros.
 struct Input<'a>(&'a [u8]);
@@ -53,10 +55,16 @@ fn layout(input: &mut Input<'_>) -> Option<Layout> {
     let seq = u32::from(input.u8() % 64);
     let node = u32::from(input.u8() % 64);
     let dc = u32::from(input.u8() % 8);
-    let order = if input.u8() & 1 == 0 {
+    let order_byte = input.u8();
+    let order = if order_byte & 1 == 0 {
         Order::TimeNodeSequence
     } else {
         Order::TimeSequenceNode
+    };
+    let grid = if order_byte & 2 == 0 {
+        Grid::Unix
+    } else {
+        Grid::Epoch
     };
     let unit_us = 1_000 * u64::from(1 + input.u8() % 16) + u64::from(input.u8() % 4) * 250;
     let epoch_ms = input.u64() % (NOW_NS / 1_000_000 + 1_000);
@@ -66,6 +74,7 @@ fn layout(input: &mut Input<'_>) -> Option<Layout> {
         .node_bits(node)
         .datacenter_bits(dc)
         .order(order)
+        .grid(grid)
         .unit(Duration::from_micros(unit_us))
         .epoch_unix_ms(epoch_ms)
         .build_at(NOW_NS)
@@ -157,9 +166,17 @@ pub fn parse(data: &[u8]) -> bool {
         return parse(String::from_utf8_lossy(data).as_bytes());
     };
     let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
+    // Decimal against std's parser, which reads every u64 (IDs use all 64 bits).
+    let digits = text.trim();
+    if !digits.is_empty() && digits.len() <= 20 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        assert_eq!(
+            Encoding::Decimal.parse(text).ok(),
+            digits.parse::<u64>().ok(),
+            "decimal {text:?}"
+        );
+    }
     for enc in [Encoding::Decimal, Encoding::Hex, Encoding::Base32] {
         if let Ok(v) = enc.parse(text) {
-            assert!(v < 1 << 63, "{enc:?} parsed {text:?} to {v}, past 63 bits");
             let back = enc.encode(v, &mut buf).to_owned();
             assert_eq!(enc.parse(&back), Ok(v), "{enc:?} round trip of {text:?}");
             // `parse_any`'s documented precedence: `0x`/`0X` first is hex, digits only is
@@ -225,13 +242,21 @@ struct Model {
     max_ticks: u64,
     unit_ns: u64,
     epoch_tick: u64,
+    /// `Some(epoch_ns)` on the epoch's grid: ticks count from the epoch instant.
+    epoch_grid: Option<u64>,
     /// Last (tick, sequence) handed out; `None` before the first.
     last: Option<(u64, u64)>,
 }
 
 impl Model {
     fn mint(&self, clock_ns: u64) -> Expect {
-        let Some(now) = (clock_ns / self.unit_ns).checked_sub(self.epoch_tick) else {
+        let now = match self.epoch_grid {
+            // floor((t - epoch) / unit), as the grid's documentation says.
+            Some(epoch_ns) => clock_ns.checked_sub(epoch_ns).map(|d| d / self.unit_ns),
+            // floor(t / unit) - floor(epoch / unit).
+            None => (clock_ns / self.unit_ns).checked_sub(self.epoch_tick),
+        };
+        let Some(now) = now else {
             return Expect::BeforeEpoch;
         };
         let (last_tick, last_seq) = self.last.unwrap_or((0, self.max_seq));
@@ -275,12 +300,20 @@ pub fn generator(data: &[u8]) -> bool {
     let seq_bits = u32::from(input.u8() % 4);
     let node_bits = 1 + u32::from(input.u8() % 3);
     let time_bits = 3 + u32::from(input.u8() % 6);
-    let unit_ms = 1 + u64::from(input.u8() % 3);
+    let unit_byte = input.u8();
+    let unit_ms = 1 + u64::from(unit_byte % 3);
+    // The top bit picks the epoch's grid (the epoch is off a 2 or 3 ms grid 2 times in 3).
+    let on_epoch_grid = unit_byte & 0x80 != 0;
     let epoch_ms = 1_000_000 + u64::from(input.u16());
     let Ok(layout) = Layout::builder()
         .time_bits(time_bits)
         .sequence_bits(seq_bits)
         .node_bits(node_bits)
+        .grid(if on_epoch_grid {
+            Grid::Epoch
+        } else {
+            Grid::Unix
+        })
         .unit(Duration::from_millis(unit_ms))
         .epoch_unix_ms(epoch_ms)
         .build_at(NOW_NS)
@@ -303,6 +336,7 @@ pub fn generator(data: &[u8]) -> bool {
         max_ticks: layout.max_ticks(),
         unit_ns,
         epoch_tick: epoch_ms * 1_000_000 / unit_ns,
+        epoch_grid: on_epoch_grid.then_some(epoch_ms * 1_000_000),
         last: None,
     };
     let mut last_id: Option<Id> = None;

@@ -68,7 +68,12 @@ impl Plan {
             node_mask: l.max_node(),
             invalid: !l.max_id(),
             unit_ms: whole.then_some(unit_ms),
-            base_ms: if whole { l.epoch_tick() * unit_ms } else { 0 },
+            // (epoch_tick + ticks) x unit is whole ms, so the phase's floor adds exactly.
+            base_ms: if whole {
+                l.epoch_tick() * unit_ms + l.phase_ns() / 1_000_000
+            } else {
+                0
+            },
         }
     }
 }

@@ -54,7 +54,7 @@ impl fmt::Display for Field {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
-    /// The fields of a layout add up to more than 63 bits.
+    /// The fields of a layout add up to more than 64 bits.
     LayoutTooWide {
         /// The sum of the field widths.
         bits: u32,
@@ -130,12 +130,32 @@ pub enum Error {
         /// The first instant that no longer fits, in Unix milliseconds.
         end_unix_ms: u64,
     },
-    /// An ID with bits set above the layout's width (or the sign bit).
+    /// An ID with bits set above the layout's width.
     IdOutOfLayout {
         /// The offending ID.
         id: u64,
         /// The layout's width in bits.
         bits: u32,
+    },
+    /// A negative number given as an ID (from a signed column, say): IDs are never
+    /// negative.
+    NegativeId {
+        /// The number given.
+        value: i64,
+    },
+    /// An ID of 2^63 or more asked for as an `i64`: it does not fit a signed 64-bit
+    /// column as a non-negative number.
+    WiderThanI64 {
+        /// The ID.
+        id: u64,
+    },
+    /// A layout a generator cannot mint: its time and sequence fields take more bits
+    /// than the generator's state word holds. Decoding and composing work.
+    CannotMint {
+        /// Bits the state word would need: the clock's reachable ticks plus the sequence.
+        bits: u32,
+        /// Bits it holds (63: the top bit is the lease bit).
+        max: u32,
     },
     /// The layout has node bits but no node id was given.
     NodeMissing,
@@ -194,7 +214,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::LayoutTooWide { bits } => {
-                write!(f, "layout needs {bits} bits; at most 63 fit in an ID")
+                write!(f, "layout needs {bits} bits; at most 64 fit in an ID")
             }
             Error::WiderThanCap { bits, max } => write!(
                 f,
@@ -248,6 +268,18 @@ impl fmt::Display for Error {
             Error::IdOutOfLayout { id, bits } => {
                 write!(f, "id {id} does not fit the layout's {bits} bits")
             }
+            Error::NegativeId { value } => write!(
+                f,
+                "ID {value} is negative, and no ID is: an ID of 2^63 or more (a Discord ID after 2084, say) read from a signed 64-bit column comes out negative; read the column as unsigned, or store such IDs as text"
+            ),
+            Error::WiderThanI64 { id } => write!(
+                f,
+                "ID {id} is 2^63 or more: it does not fit a signed 64-bit column (i64, BIGINT); store it unsigned (u64, NUMERIC(20)) or as text, or use a layout capped at 63 bits"
+            ),
+            Error::CannotMint { bits, max } => write!(
+                f,
+                "this layout cannot be minted: its time and sequence fields need {bits} bits of the generator's state word, which holds {max}; it decodes and composes, and minting needs fewer sequence bits or a node field"
+            ),
             Error::NodeMissing => f.write_str("the layout has node bits but no node id was given"),
             Error::NoShards => f.write_str("a sharded generator needs at least one shard"),
             Error::NodeBlockTooSmall { shards, nodes } => write!(

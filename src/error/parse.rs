@@ -18,7 +18,7 @@ pub enum ParseError {
     },
     /// More characters than the encoding allows for 64 bits.
     TooLong,
-    /// The number does not fit in 63 bits (IDs are never negative).
+    /// The number does not fit in 64 bits.
     Overflow,
     /// Text that is none of the encodings [`Encoding::parse_any`](crate::Encoding::parse_any)
     /// tells apart: not all digits (decimal), no `0x` (hex), not 13 characters (base32).
@@ -42,13 +42,13 @@ impl fmt::Display for ParseError {
             write!(f, "invalid character at byte {at}")
         }
         ParseError::TooLong => f.write_str("too many digits for a 64-bit id"),
-        ParseError::Overflow => f.write_str("number does not fit in 63 bits"),
+        ParseError::Overflow => f.write_str("number does not fit in 64 bits (the largest ID is 18446744073709551615)"),
         ParseError::UnknownEncoding { len } => write!(
             f,
             "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} characters)"
         ),
         ParseError::UnknownPreset => f.write_str(
-            "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, js-safe (or javascript-safe), names ignoring case; or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+            "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, discord, instagram, mastodon, js-safe (or javascript-safe), names ignoring case (flakeid layout --list); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
         ),
         ParseError::Timestamp => {
             f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")

@@ -314,6 +314,12 @@ impl<C: Clock> Generator<C> {
     ) -> Result<Generator<C>, Error> {
         let node = common.check(layout.check_node(node)?)?;
         let shape = Shape::of(&layout);
+        if shape.word_bits() > 63 {
+            return Err(Error::CannotMint {
+                bits: shape.word_bits(),
+                max: 63,
+            });
+        }
         let mut word = shape.initial();
         if let Some(last) = resume_after {
             let parts = layout.decompose(last)?;
@@ -324,7 +330,8 @@ impl<C: Clock> Generator<C> {
                 });
             }
             let ahead = layout.unix_ns_of(parts.ticks)? - i128::from(clock.unix_ns());
-            if ahead > common.max_wait.as_nanos() as i128 {
+            // Past the clock's reach is ahead of every wait (and would not pack).
+            if ahead > common.max_wait.as_nanos() as i128 || parts.ticks > shape.max_ticks {
                 return Err(Error::ResumeAhead {
                     ahead: crate::layout::duration_of_ns(ahead),
                     bound: common.max_wait,
@@ -339,8 +346,11 @@ impl<C: Clock> Generator<C> {
             // Nothing before the previous holder's reservation; and a full sequence, so
             // that the first ID takes the slow path, which checks the fence.
             let first = holder.first_tick();
+            // A reservation past the clock's reach leaves nothing to mint: the last
+            // reachable tick, full, which the slow path reports as the clock's end.
             if first > 0 {
-                word = word.max(shape.pack(first - 1, shape.max_sequence));
+                let last = (first - 1).min(shape.max_ticks);
+                word = word.max(shape.pack(last, shape.max_sequence));
             }
             word |= shape.max_sequence;
         }
@@ -355,6 +365,7 @@ impl<C: Clock> Generator<C> {
             node_field: node << layout.node_shift(),
             unit_ns: layout.unit_ns(),
             epoch_tick: layout.epoch_tick(),
+            phase_ns: layout.phase_ns(),
             policy: common.policy,
             max_wait: common.max_wait,
             layout,

@@ -85,6 +85,8 @@ pub struct Generator<C = DefaultClock> {
     node_field: u64,
     unit_ns: u64,
     epoch_tick: u64,
+    /// Where tick boundaries lie past whole units ([`Layout::phase_ns`]; 0 on Unix's grid).
+    phase_ns: u64,
     policy: ClockPolicy,
     max_wait: Duration,
     layout: Layout,
@@ -207,8 +209,10 @@ impl<C: Clock> Generator<C> {
     #[inline(always)]
     pub(super) fn now_ticks(&self) -> Result<u64, MintError> {
         let ns = self.clock.unix_ns();
-        let tick = ns / self.unit_ns;
-        match tick.checked_sub(self.epoch_tick) {
+        match ns
+            .checked_sub(self.phase_ns)
+            .and_then(|grid_ns| (grid_ns / self.unit_ns).checked_sub(self.epoch_tick))
+        {
             Some(t) => Ok(t),
             None => Err(self.before_epoch(ns)),
         }
@@ -289,6 +293,7 @@ impl<C: Clock> Generator<C> {
     #[inline(always)]
     pub(super) fn tick_start_of(&self, word: u64) -> u128 {
         u128::from(self.epoch_tick + self.shape.ticks(word)) * u128::from(self.unit_ns)
+            + u128::from(self.phase_ns)
     }
 
     /// How far the precise clock reads behind the start of `word`'s tick (0 if not).

@@ -220,9 +220,13 @@ impl<C: Clock> Generator<C> {
     }
 
     /// The error of a used-up lifetime: the clock past the layout's end, or its last tick
-    /// spent.
+    /// spent; [`MintError::ClockRangeEnd`] when that last tick is the clock's, not the
+    /// layout's.
     #[cold]
     fn past_lifetime(&self) -> MintError {
+        if self.shape.max_ticks < self.layout.max_ticks() {
+            return MintError::ClockRangeEnd;
+        }
         MintError::PastLifetime {
             end_unix_ms: self.layout.end_unix_ms(),
         }

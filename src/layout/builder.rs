@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 #[cfg(feature = "std")]
 use super::system_time_ns;
-use super::{Layout, NS_PER_MS, Order, duration_of_ns};
+use super::{Grid, Layout, MAX_BITS, NS_PER_MS, Order, duration_of_ns};
 use crate::error::Error;
 
 /// Builds a custom [`Layout`]; every rule broken gets its own [`Error`].
@@ -17,6 +17,7 @@ pub struct LayoutBuilder {
     node_bits: u32,
     datacenter_bits: u32,
     order: Order,
+    grid: Grid,
     pub(super) unit: Duration,
     pub(super) epoch: Result<u64, Error>,
     max_bits: u32,
@@ -30,16 +31,19 @@ impl Default for LayoutBuilder {
             node_bits: 10,
             datacenter_bits: 0,
             order: Order::TimeNodeSequence,
+            grid: Grid::Unix,
             unit: Duration::from_millis(1),
             epoch: Ok(0),
-            max_bits: 63,
+            max_bits: MAX_BITS,
         }
     }
 }
 
 impl LayoutBuilder {
     /// Caps the ID width: `build` fails with [`Error::WiderThanCap`] when the fields add
-    /// up to more. `max_bits(JAVASCRIPT_SAFE_BITS)` keeps every ID exact in JavaScript.
+    /// up to more. `max_bits(JAVASCRIPT_SAFE_BITS)` keeps every ID exact in JavaScript,
+    /// `max_bits(I64_SAFE_BITS)` keeps every ID non-negative in a signed 64-bit column.
+    /// Without a cap a layout may use all 64 bits.
     ///
     /// ```
     /// use flakeid::{Error, JAVASCRIPT_SAFE_BITS, Layout};
@@ -75,6 +79,11 @@ impl LayoutBuilder {
     /// Split the node field into Snowflake's datacenter (these high bits) and worker.
     pub fn datacenter_bits(mut self, bits: u32) -> Self {
         self.datacenter_bits = bits;
+        self
+    }
+    /// Where tick boundaries lie: [`Grid::Unix`] (the default) or [`Grid::Epoch`].
+    pub fn grid(mut self, grid: Grid) -> Self {
+        self.grid = grid;
         self
     }
     /// Field order below the time field.
@@ -120,7 +129,7 @@ impl LayoutBuilder {
             .time_bits
             .saturating_add(self.sequence_bits)
             .saturating_add(self.node_bits);
-        if bits > 63 {
+        if bits > MAX_BITS {
             return Err(Error::LayoutTooWide { bits });
         }
         if bits > self.max_bits {
@@ -149,9 +158,14 @@ impl LayoutBuilder {
             });
         }
         // The end instant, checked here so that every accessor of a built layout can
-        // compute it without overflow: (epoch tick + 2^time_bits) x unit.
+        // compute it without overflow: (epoch tick + 2^time_bits) x unit + phase.
+        let phase = match self.grid {
+            Grid::Unix => 0,
+            Grid::Epoch => epoch_unix_ns % unit_ns,
+        };
         let end_ns = (u128::from(epoch_unix_ns / unit_ns) + (1u128 << self.time_bits))
-            .checked_mul(u128::from(unit_ns));
+            .checked_mul(u128::from(unit_ns))
+            .and_then(|ns| ns.checked_add(u128::from(phase)));
         if end_ns.is_none_or(|ns| ns / u128::from(NS_PER_MS) > i64::MAX as u128) {
             return Err(Error::LayoutEndsTooLate);
         }
@@ -161,6 +175,7 @@ impl LayoutBuilder {
             node_bits: self.node_bits as u8,
             datacenter_bits: self.datacenter_bits as u8,
             order: self.order,
+            grid: self.grid,
             unit_ns,
             epoch_unix_ns,
         };

@@ -3,6 +3,7 @@
 //! `builder`, Sonyflake's settings rules `sonyflake`, the layout string `text`.
 
 mod builder;
+mod presets;
 #[cfg(feature = "std")]
 mod sonyflake;
 #[cfg(test)]
@@ -10,6 +11,10 @@ mod tests;
 mod text;
 
 pub use builder::LayoutBuilder;
+pub use presets::{
+    DISCORD_EPOCH_MS, INSTAGRAM_EPOCH_MS, Preset, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
+    TWEPOCH_MS,
+};
 #[cfg(feature = "std")]
 pub use sonyflake::SonyflakeSettings;
 
@@ -30,6 +35,36 @@ pub enum Order {
     TimeSequenceNode,
 }
 
+/// Where a layout's tick boundaries lie, when the unit is longer than 1 ms and the epoch
+/// does not fall on a multiple of it. The two rules give the same ticks whenever the epoch
+/// is a whole number of units after 1970 (every preset).
+///
+/// ```
+/// use flakeid::{Grid, Layout};
+///
+/// // A 10 ms unit and an epoch 3 ms past a unit boundary: an instant 8 ms after the epoch
+/// // is in tick 1 on Unix's grid (boundaries at whole 10 ms since 1970), and still in
+/// // tick 0 on the epoch's grid (boundaries at epoch + k x 10 ms).
+/// let unix: Layout = "seq=8,node=16,unit=10ms,epoch=1000003".parse()?;
+/// let epoch: Layout = "seq=8,node=16,unit=10ms,epoch=1000003,grid=epoch".parse()?;
+/// let at = 1_000_011 * 1_000_000; // Unix ns, 8 ms after the epoch
+/// assert_eq!((unix.ticks_at(at)?, epoch.ticks_at(at)?), (1, 0));
+/// assert_eq!(epoch.grid(), Grid::Epoch);
+/// assert_eq!(epoch.unix_ms_of(0)?, 1_000_003);
+/// assert_eq!(unix.unix_ms_of(1)?, 1_000_010);
+/// # Ok::<(), flakeid::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Grid {
+    /// Ticks on whole units since 1970: `floor(t / unit) - floor(epoch / unit)`, Sonyflake's
+    /// rule and the default (`grid=unix`).
+    #[default]
+    Unix,
+    /// Ticks counted from the epoch instant itself: `floor((t - epoch) / unit)`, ferroid's
+    /// rule (`grid=epoch`).
+    Epoch,
+}
+
 /// The fields of one ID, as [`Layout::decompose`] returns them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Parts {
@@ -41,20 +76,27 @@ pub struct Parts {
     pub node: u64,
 }
 
-/// A bit layout: how an ID's 63 usable bits split into time, sequence and node, the length
-/// of one tick and the epoch ticks count from.
+/// A bit layout: how an ID's up to 64 bits split into time, sequence and node, the length
+/// of one tick and the epoch ticks count from. An ID is any `u64` that fits its layout;
+/// layouts of at most 63 bits ([`Layout::is_i64_safe`]) also fit a signed 64-bit column.
 ///
-/// The presets are bit-exact with the reference implementations:
+/// The presets are bit-exact with the reference implementations
+/// ([`Layout::presets`] lists them with their sources):
 ///
-/// | preset | time | node | sequence | unit | epoch | lifetime | IDs/s per node | nodes |
-/// |---|---|---|---|---|---|---|---|---|
-/// | [`Layout::snowflake`] | 41 | 10 (5 dc + 5 worker) | 12 | 1 ms | 2010-11-04T01:42:54.657Z | 69.68 y | 4,096,000 | 1,024 |
-/// | [`Layout::sonyflake`] | 39 | 16 | 8 | 10 ms | 2025-01-01T00:00:00Z | 174.21 y | 25,600 | 65,536 |
-/// | [`Layout::sonyflake_v1`] | 39 | 16 | 8 | 10 ms | 2014-09-01T00:00:00Z | 174.21 y | 25,600 | 65,536 |
+/// | preset | time | node | sequence | unit | epoch | lifetime | IDs/s per node | nodes | i64 | JS |
+/// |---|---|---|---|---|---|---|---|---|---|---|
+/// | [`Layout::snowflake`] (`twitter`) | 41 | 10 (5 dc + 5 worker) | 12 | 1 ms | 2010-11-04T01:42:54.657Z | 69.68 y | 4,096,000 | 1,024 | yes | no |
+/// | [`Layout::sonyflake`] | 39 | 16 | 8 | 10 ms | 2025-01-01T00:00:00Z | 174.21 y | 25,600 | 65,536 | yes | no |
+/// | [`Layout::sonyflake_v1`] | 39 | 16 | 8 | 10 ms | 2014-09-01T00:00:00Z | 174.21 y | 25,600 | 65,536 | yes | no |
+/// | [`Layout::discord`] | 42 | 10 (5 worker + 5 process) | 12 | 1 ms | 2015-01-01T00:00:00Z | 139.37 y | 4,096,000 | 1,024 | no | no |
+/// | [`Layout::instagram`] | 41 | 13 (shard) | 10 | 1 ms | 2011-08-24T21:07:01.721Z | 69.68 y | 1,024,000 | 8,192 | no | no |
+/// | [`Layout::mastodon`] | 48 | 0 | 16 | 1 ms | 1970-01-01T00:00:00Z | 8,919.4 y | 65,536,000 | 1 | no | no |
+/// | [`Layout::javascript_safe`] | 41 | 5 | 7 | 1 ms | 2025-01-01T00:00:00Z | 69.68 y | 128,000 | 32 | yes | yes |
 ///
 /// Elapsed ticks are `floor(unix_ns / unit) - floor(epoch_ns / unit)`: tick boundaries are
 /// absolute, as in Sonyflake; for a 1 ms unit and a whole-ms epoch this is Snowflake's
-/// `now_ms - epoch_ms`.
+/// `now_ms - epoch_ms`. [`Grid::Epoch`] (`grid=epoch`) counts from the epoch instant
+/// instead, as ferroid does; the two differ only for an epoch off the unit's grid.
 ///
 /// Instants are `i128` Unix nanoseconds throughout (before 1970 and past 2554 included).
 /// From a tick count to a time, pick by what you need:
@@ -73,22 +115,28 @@ pub struct Layout {
     node_bits: u8,
     datacenter_bits: u8,
     order: Order,
+    grid: Grid,
     unit_ns: u64,
     epoch_unix_ns: u64,
 }
 
-/// Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix milliseconds.
-pub const TWEPOCH_MS: u64 = 1_288_834_974_657;
-/// Sonyflake v2's default start time, 2025-01-01T00:00:00Z, in Unix milliseconds.
-pub const SONYFLAKE_V2_EPOCH_MS: u64 = 1_735_689_600_000;
-/// Sonyflake v1's default start time, 2014-09-01T00:00:00Z, in Unix milliseconds.
-pub const SONYFLAKE_V1_EPOCH_MS: u64 = 1_409_529_600_000;
-
 /// The widest ID a JavaScript number holds exactly: 53 bits (`Number.MAX_SAFE_INTEGER`).
 pub const JAVASCRIPT_SAFE_BITS: u32 = 53;
 
+/// The widest ID a signed 64-bit column (`i64`, SQL `BIGINT`, Java `long`) holds as a
+/// non-negative number: 63 bits. A cap for [`LayoutBuilder::max_bits`].
+pub const I64_SAFE_BITS: u32 = 63;
+
+/// The widest ID: 64 bits.
+pub const MAX_BITS: u32 = 64;
+
+/// The low `bits` bits set (0 to 64 bits).
 pub(crate) const fn mask(bits: u8) -> u64 {
-    (1u64 << bits) - 1
+    if bits == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - bits as u32)
+    }
 }
 
 pub(crate) const fn check(field: Field, value: u64, max: u64) -> Result<u64, Error> {
@@ -125,71 +173,6 @@ pub(crate) fn duration_of_ns(ns: i128) -> Duration {
 pub const CLOCK_END_UNIX_NS: u64 = u64::MAX;
 
 impl Layout {
-    /// Twitter Snowflake: `0 | time 41 | datacenter 5 | worker 5 | sequence 12`, 1 ms, twepoch.
-    pub const fn snowflake() -> Layout {
-        Layout {
-            time_bits: 41,
-            sequence_bits: 12,
-            node_bits: 10,
-            datacenter_bits: 5,
-            order: Order::TimeNodeSequence,
-            unit_ns: NS_PER_MS,
-            epoch_unix_ns: TWEPOCH_MS * NS_PER_MS,
-        }
-    }
-
-    /// Sonyflake v2 defaults: `0 | time 39 | sequence 8 | machine 16`, 10 ms, 2025-01-01Z.
-    pub const fn sonyflake() -> Layout {
-        Layout {
-            time_bits: 39,
-            sequence_bits: 8,
-            node_bits: 16,
-            datacenter_bits: 0,
-            order: Order::TimeSequenceNode,
-            unit_ns: 10 * NS_PER_MS,
-            epoch_unix_ns: SONYFLAKE_V2_EPOCH_MS * NS_PER_MS,
-        }
-    }
-
-    /// IDs JavaScript holds exactly (at most 2^53 - 1, `Number.MAX_SAFE_INTEGER`), for IDs
-    /// that travel as JSON numbers: `0 | time 41 | node 5 | sequence 7`, 1 ms, epoch
-    /// 2025-01-01T00:00:00Z. 69.7 years (to 2094), 128,000 IDs/s per node, 32 nodes.
-    ///
-    /// ```
-    /// use flakeid::Layout;
-    ///
-    /// let js = Layout::javascript_safe();
-    /// assert_eq!(js.bits(), 53);
-    /// assert!(js.max_id() <= (1 << 53) - 1);
-    /// assert!(js.is_javascript_safe() && !Layout::snowflake().is_javascript_safe());
-    /// ```
-    pub const fn javascript_safe() -> Layout {
-        Layout {
-            time_bits: 41,
-            sequence_bits: 7,
-            node_bits: 5,
-            datacenter_bits: 0,
-            order: Order::TimeNodeSequence,
-            unit_ns: NS_PER_MS,
-            epoch_unix_ns: SONYFLAKE_V2_EPOCH_MS * NS_PER_MS,
-        }
-    }
-
-    /// Whether every ID of this layout is at most 2^53 - 1, so a JavaScript number (an
-    /// IEEE double) holds it exactly.
-    pub const fn is_javascript_safe(&self) -> bool {
-        self.time_bits as u32 + self.sequence_bits as u32 + self.node_bits as u32
-            <= JAVASCRIPT_SAFE_BITS
-    }
-
-    /// Sonyflake v1: the v2 bits with v1's start time, 2014-09-01T00:00:00Z.
-    pub const fn sonyflake_v1() -> Layout {
-        Layout {
-            epoch_unix_ns: SONYFLAKE_V1_EPOCH_MS * NS_PER_MS,
-            ..Layout::sonyflake()
-        }
-    }
-
     /// A builder for custom layouts (defaults: Snowflake's order, 1 ms, Unix epoch).
     pub fn builder() -> LayoutBuilder {
         LayoutBuilder::default()
@@ -215,13 +198,31 @@ impl Layout {
     pub const fn worker_bits(&self) -> u32 {
         (self.node_bits - self.datacenter_bits) as u32
     }
-    /// Total width of an ID in bits (at most 63).
+    /// Total width of an ID in bits (at most 64).
     pub const fn bits(&self) -> u32 {
         (self.time_bits + self.sequence_bits + self.node_bits) as u32
     }
     /// The field order.
     pub const fn order(&self) -> Order {
         self.order
+    }
+    /// Where tick boundaries lie ([`Grid`]).
+    pub const fn grid(&self) -> Grid {
+        self.grid
+    }
+    /// How far tick boundaries lie past whole units since 1970, in nanoseconds: 0 on
+    /// [`Grid::Unix`], `epoch mod unit` on [`Grid::Epoch`]. Tick `k` starts at
+    /// `(epoch_tick + k) x unit + phase`.
+    pub const fn phase_ns(&self) -> u64 {
+        match self.grid {
+            Grid::Unix => 0,
+            Grid::Epoch => self.epoch_unix_ns % self.unit_ns,
+        }
+    }
+    /// Whether every ID fits a signed 64-bit column as a non-negative number: at most
+    /// [`I64_SAFE_BITS`] (63) bits.
+    pub const fn is_i64_safe(&self) -> bool {
+        self.bits() <= I64_SAFE_BITS
     }
     /// The tick unit in nanoseconds.
     pub const fn unit_ns(&self) -> u64 {
@@ -245,7 +246,8 @@ impl Layout {
     pub const fn epoch_unix_ms(&self) -> u64 {
         self.epoch_unix_ns / NS_PER_MS
     }
-    /// The absolute tick the epoch falls in: `floor(epoch_ns / unit)`.
+    /// The absolute tick the epoch falls in: `floor(epoch_ns / unit)` (on either grid:
+    /// the epoch's grid is Unix's shifted by less than a unit).
     pub const fn epoch_tick(&self) -> u64 {
         self.epoch_unix_ns / self.unit_ns
     }
@@ -301,6 +303,7 @@ impl Layout {
     pub const fn end_unix_ns(&self) -> i128 {
         // At most 63 bits of milliseconds (`build` checks), so it fits with room to spare.
         (self.epoch_tick() as i128 + (1i128 << self.time_bits)) * self.unit_ns as i128
+            + self.phase_ns() as i128
     }
     /// The first instant, in Unix milliseconds (rounded up), that no longer fits.
     pub const fn end_unix_ms(&self) -> u64 {
@@ -380,7 +383,7 @@ impl Layout {
     /// the year 2554 that clocks stop at, so every decoded time composes back).
     pub fn ticks_at(&self, unix_ns: i128) -> Result<u64, Error> {
         let epoch_ns = i128::from(self.epoch_unix_ns);
-        let tick = unix_ns.div_euclid(i128::from(self.unit_ns));
+        let tick = (unix_ns - i128::from(self.phase_ns())).div_euclid(i128::from(self.unit_ns));
         let ticks = tick - i128::from(self.epoch_tick());
         if ticks < 0 {
             return Err(Error::BeforeEpoch {
@@ -413,7 +416,10 @@ impl Layout {
     #[inline]
     pub fn unix_ns_of(&self, ticks: u64) -> Result<i128, Error> {
         self.check_ticks(ticks)?;
-        Ok((i128::from(self.epoch_tick()) + i128::from(ticks)) * i128::from(self.unit_ns))
+        Ok(
+            (i128::from(self.epoch_tick()) + i128::from(ticks)) * i128::from(self.unit_ns)
+                + i128::from(self.phase_ns()),
+        )
     }
 
     /// Unix milliseconds (rounded down) at the start of tick `ticks`: what JSON and most
@@ -430,7 +436,8 @@ impl Layout {
     #[inline]
     pub(crate) fn unix_ms_of_unchecked(&self, ticks: u64) -> u64 {
         let ns = (u128::from(self.epoch_tick()) + u128::from(ticks))
-            .saturating_mul(u128::from(self.unit_ns));
+            .saturating_mul(u128::from(self.unit_ns))
+            .saturating_add(u128::from(self.phase_ns()));
         (ns / u128::from(NS_PER_MS)) as u64
     }
 

@@ -115,8 +115,46 @@ fn sonyflake_v2_rules() {
 fn builder_rules() {
     let b = Layout::builder;
     assert_eq!(
-        b().time_bits(42).sequence_bits(12).node_bits(10).build(),
-        Err(Error::LayoutTooWide { bits: 64 })
+        b().time_bits(43).sequence_bits(12).node_bits(10).build(),
+        Err(Error::LayoutTooWide { bits: 65 })
+    );
+    // 64 bits fit; a cap of 63 (signed columns) refuses them.
+    let full = b()
+        .time_bits(42)
+        .sequence_bits(12)
+        .node_bits(10)
+        .build()
+        .unwrap();
+    assert_eq!(
+        (full.bits(), full.max_id(), full.is_i64_safe()),
+        (64, u64::MAX, false)
+    );
+    assert_eq!(full.decompose(u64::MAX).map(|p| p.ticks), Ok((1 << 42) - 1));
+    assert_eq!(
+        b().time_bits(42)
+            .sequence_bits(12)
+            .node_bits(10)
+            .max_bits(crate::I64_SAFE_BITS)
+            .build(),
+        Err(Error::WiderThanCap { bits: 64, max: 63 })
+    );
+    // Every field may take the rest: 64 - 1 sequence or node bits, and none at all.
+    let seq63 = b()
+        .time_bits(1)
+        .sequence_bits(63)
+        .node_bits(0)
+        .build()
+        .unwrap();
+    assert_eq!(seq63.max_sequence(), u64::MAX >> 1);
+    let node63 = b()
+        .time_bits(1)
+        .sequence_bits(0)
+        .node_bits(63)
+        .build()
+        .unwrap();
+    assert_eq!(
+        (node63.max_node(), node63.node_count()),
+        (u64::MAX >> 1, 1 << 63)
     );
     assert_eq!(
         b().time_bits(u32::MAX).build(),
@@ -209,6 +247,11 @@ fn range_checks_never_mask() {
             bits: 63
         })
     );
+    // A 64-bit layout takes the top bit as time.
+    let d = Layout::discord();
+    assert_eq!(d.decompose(1 << 63).map(|p| p.ticks), Ok(1 << 41));
+    assert_eq!(d.compose(1 << 41, 0, 0), Ok(1 << 63));
+    assert_eq!(d.compose(u64::MAX >> 22, 4095, 1023), Ok(u64::MAX));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use core::str::FromStr;
 use core::time::Duration;
 
 use super::builder::epoch_from_ns;
-use super::{Layout, NS_PER_MS, Order};
+use super::{Grid, Layout, NS_PER_MS, Order};
 use crate::error::{Error, ParseError};
 use crate::rfc3339;
 
@@ -58,33 +58,33 @@ impl fmt::Display for Layout {
         write!(f, ",order={order},unit=")?;
         write_unit(f, self.unit_ns)?;
         f.write_str(",epoch=")?;
-        rfc3339::write(f, i128::from(self.epoch_unix_ns))
+        rfc3339::write(f, i128::from(self.epoch_unix_ns))?;
+        if self.grid == Grid::Epoch {
+            f.write_str(",grid=epoch")?;
+        }
+        Ok(())
     }
 }
 
 impl FromStr for Layout {
     type Err = Error;
 
-    /// Reads a preset name (`snowflake`, `sonyflake`, `sonyflake-v2`, `sonyflake-v1`) or a
-    /// custom layout `key=value,...` with keys `time`, `seq`, `node` (bits; `time` defaults
-    /// to what is left of 63), `dc` (datacenter bits inside `node`, default 0), `order`
-    /// (`tns` = time|node|sequence, the default, or `tsn` = time|sequence|node), `unit`
-    /// (`1ms` default; `ns`, `us`, `ms`, `s`) and `epoch` (RFC 3339 or Unix milliseconds;
-    /// default 1970-01-01T00:00:00Z). Every rule of [`LayoutBuilder`](crate::LayoutBuilder)
+    /// Reads a preset name (`snowflake` or `twitter`, `sonyflake` or `sonyflake-v2`,
+    /// `sonyflake-v1`, `discord`, `instagram`, `mastodon`, `js-safe`: see
+    /// [`Layout::presets`]) or a custom layout `key=value,...` with keys `time`, `seq`,
+    /// `node` (bits, 64 in all at most; `time` defaults to what is left of 63, so that IDs
+    /// fit a signed column unless you ask for 64), `dc` (datacenter bits inside `node`,
+    /// default 0), `order` (`tns` = time|node|sequence, the default, or `tsn` =
+    /// time|sequence|node), `unit` (`1ms` default; `ns`, `us`, `ms`, `s`), `epoch` (RFC 3339
+    /// or Unix milliseconds; default 1970-01-01T00:00:00Z) and `grid` (`unix`, the
+    /// default, or `epoch`: see [`Grid`](crate::Grid)). Every rule of [`LayoutBuilder`](crate::LayoutBuilder)
     /// is checked but one, the same with and without `std`: an epoch ahead of the clock is
     /// accepted (there is no clock without `std`;
     /// [`LayoutBuilder::build`](crate::LayoutBuilder::build) refuses it).
     fn from_str(s: &str) -> Result<Layout, Error> {
         let s = s.trim();
-        let named = |names: &[&str]| names.iter().any(|n| s.eq_ignore_ascii_case(n));
-        if named(&["snowflake", "twitter"]) {
-            return Ok(Layout::snowflake());
-        } else if named(&["sonyflake", "sonyflake-v2"]) {
-            return Ok(Layout::sonyflake());
-        } else if named(&["sonyflake-v1"]) {
-            return Ok(Layout::sonyflake_v1());
-        } else if named(&["js-safe", "javascript-safe"]) {
-            return Ok(Layout::javascript_safe());
+        if let Some(preset) = super::presets::by_name(s) {
+            return Ok(preset.layout);
         }
         let layout_err = |what| Error::Parse(ParseError::Layout(what));
         if s.is_empty() {
@@ -99,7 +99,7 @@ impl FromStr for Layout {
         };
         let mut b = Layout::builder().datacenter_bits(0);
         let (mut time, mut seq, mut node) = (None, None, None);
-        let mut seen = [false; 7];
+        let mut seen = [false; 8];
         for part in s.split(',') {
             let (key, value) = part
                 .split_once('=')
@@ -113,9 +113,10 @@ impl FromStr for Layout {
                 "order" => 4,
                 "unit" => 5,
                 "epoch" => 6,
+                "grid" => 7,
                 _ => {
                     return Err(layout_err(
-                        "unknown key (time, seq, node, dc, order, unit, epoch)",
+                        "unknown key (time, seq, node, dc, order, unit, epoch, grid)",
                     ));
                 }
             };
@@ -135,6 +136,13 @@ impl FromStr for Layout {
                     })
                 }
                 5 => b.unit = parse_unit(value)?,
+                7 => {
+                    b = b.grid(match value {
+                        "unix" => Grid::Unix,
+                        "epoch" => Grid::Epoch,
+                        _ => return Err(layout_err("grid is unix or epoch")),
+                    })
+                }
                 _ => {
                     let ns = if !value.is_empty() && value.bytes().all(|c| c.is_ascii_digit()) {
                         // Unix ms; more digits than any epoch has are surely in the future.

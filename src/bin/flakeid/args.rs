@@ -3,11 +3,15 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const LAYOUT_HELP: &str = "Layout: a preset (snowflake, alias twitter; sonyflake, alias \
-sonyflake-v2; sonyflake-v1; js-safe, alias javascript-safe: 53-bit IDs JavaScript holds \
-exactly; names ignore case) or a custom layout `key=value,...` with keys time, seq, node \
-(bits), dc (datacenter bits inside node), order (tns = time|node|seq, tsn = time|seq|node), \
-unit (e.g. 1ms, 10ms, 1500us, 1s) and epoch (RFC 3339 or Unix ms; without it ticks count \
-from 1970). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z";
+sonyflake-v2; sonyflake-v1; discord; instagram; mastodon; js-safe, alias javascript-safe: 53-bit \
+IDs JavaScript holds exactly; names ignore case; `flakeid layout --list` shows them all) or a \
+custom layout `key=value,...` with keys time, seq, node (bits, 64 in all at most), dc \
+(datacenter bits inside node), order (tns = time|node|seq, tsn = time|seq|node), unit (e.g. \
+1ms, 10ms, 1500us, 1s), epoch (RFC 3339 or Unix ms; without it ticks count from 1970) and grid \
+(unix, the default: ticks on whole units since 1970, as Sonyflake; epoch: ticks from the epoch \
+instant, as ferroid). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z. Discord's \
+internal worker and process ids are the datacenter and worker here (--discord-worker, \
+--discord-process)";
 
 #[derive(Parser)]
 #[command(
@@ -40,7 +44,7 @@ pub(crate) enum Command {
     Compose(ComposeArgs),
     /// Show a layout's facts: fields, unit, epoch, lifetime, capacity.
     #[command(
-        after_help = "Example:\n  flakeid layout\n  flakeid layout --layout 'seq=8,node=4,time=41,epoch=2025-01-01T00:00:00Z' --json"
+        after_help = "Example:\n  flakeid layout\n  flakeid layout --list\n  flakeid layout --layout discord\n  flakeid layout --layout 'seq=8,node=4,time=41,epoch=2025-01-01T00:00:00Z' --json"
     )]
     Layout(LayoutArgs),
     /// List the node ids claimed in a claim store (see `gen --claim`): holder, state and
@@ -76,11 +80,15 @@ pub(crate) struct NodeArgs {
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
           conflicts_with_all = ["datacenter", "worker", "machine_id", "machine_id_from"])]
     pub(crate) node: Option<u64>,
-    /// Snowflake datacenter id (with --worker).
-    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "worker")]
+    /// Snowflake datacenter id (with --worker); for `--layout discord`, Discord's internal
+    /// worker id (alias --discord-worker).
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "worker",
+          visible_alias = "discord-worker")]
     pub(crate) datacenter: Option<u64>,
-    /// Snowflake worker id (with --datacenter).
-    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "datacenter")]
+    /// Snowflake worker id (with --datacenter); for `--layout discord`, Discord's internal
+    /// process id (alias --discord-process).
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "datacenter",
+          visible_alias = "discord-process")]
     pub(crate) worker: Option<u64>,
     /// Sonyflake machine id (the node field of a Sonyflake-ordered layout; --node is the
     /// same for any layout).
@@ -295,9 +303,12 @@ pub(crate) struct ComposeArgs {
 pub(crate) struct LayoutArgs {
     #[command(flatten)]
     pub(crate) layout: LayoutArg,
-    /// JSON instead of a table.
+    /// JSON instead of a table (with --list: one JSON object per line).
     #[arg(long)]
     pub(crate) json: bool,
+    /// Every preset: its fields, epoch, unit, lifetime, caps (i64, JavaScript) and source.
+    #[arg(long, conflicts_with = "layout")]
+    pub(crate) list: bool,
 }
 
 #[derive(Args)]

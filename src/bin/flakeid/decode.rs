@@ -200,7 +200,16 @@ impl<W: Write> DecodeStream<'_, W> {
             InputEncoding::Hex => Encoding::Hex.parse(&text)?,
             InputEncoding::Base32 => Encoding::Base32.parse(&text)?,
         };
-        Ok(layout.decompose(parsed).map(|_| parsed)?)
+        layout.decompose(parsed).map_err(|e| BadLine {
+            error: e.to_string(),
+            hint: if parsed > i64::MAX as u64 && layout.is_i64_safe() {
+                "; IDs of 2^63 or more come from 64-bit layouts such as discord, instagram or \
+                 mastodon: give --layout NAME (flakeid layout --list)"
+            } else {
+                ""
+            },
+        })?;
+        Ok(parsed)
     }
 
     fn flush_batch(&mut self) -> CliResult {
@@ -266,6 +275,11 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
+    if layout == Layout::mastodon() {
+        warn(format_args!(
+            "note: mastodon: the low 16 bits, shown as sequence, are hash-derived in Mastodon; only the time is meaningful"
+        ));
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut stream = DecodeStream {

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use flakeid::__private::rfc3339::Timestamp;
-use flakeid::{Clock, Layout, Order};
+use flakeid::{Clock, Grid, Layout, Order, Preset};
 
 use crate::args::LayoutArgs;
 use crate::{CliResult, parse_layout, print_out, warn};
@@ -53,68 +53,144 @@ fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
     warnings
 }
 
-pub(crate) fn run(a: LayoutArgs) -> CliResult<ExitCode> {
-    let l = parse_layout(&a.layout)?;
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// The preset a layout is, if any (by value: `--layout 'time=42,...'` spelled out is
+/// Discord too).
+fn preset_of(l: &Layout) -> Option<&'static Preset> {
+    Layout::presets().iter().find(|p| p.layout == *l)
+}
+
+fn json_text(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// The facts of one layout as a JSON object (no newline).
+fn layout_json(l: &Layout) -> String {
+    let end = Timestamp(l.end_unix_ns());
+    let epoch = Timestamp(l.epoch_unix_ns());
+    let first = Timestamp(l.unix_ns_of(0).unwrap_or(0));
+    let rate = rate_text(l.ids_per_second_per_node());
+    let preset = preset_of(l);
+    let mut text = format!(
+        "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"grid\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"first_tick_starts\":\"{first}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{rate},\"max_nodes\":{},\"bits\":{},\"i64_safe\":{},\"javascript_safe\":{},\"mintable_to_end\":{}",
+        l.time_bits(),
+        l.sequence_bits(),
+        l.node_bits(),
+        l.datacenter_bits(),
+        l.worker_bits(),
+        order_name(l.order()),
+        grid_name(l.grid()),
+        l.unit_ns(),
+        l.epoch_unix_ms(),
+        l.lifetime_years(),
+        l.node_count(),
+        l.bits(),
+        l.is_i64_safe(),
+        l.is_javascript_safe(),
+        l.ends_within_clock_range(),
+    );
+    if let Some(p) = preset {
+        use std::fmt::Write as _;
+        let _ = write!(
+            text,
+            ",\"preset\":{},\"aliases\":{},\"source\":{}",
+            json_text(p.name),
+            serde_json::Value::from(p.aliases.to_vec()),
+            json_text(p.source)
+        );
+        if let Some(note) = p.note {
+            let _ = write!(text, ",\"note\":{}", json_text(note));
+        }
+    }
+    text.push('}');
+    text
+}
+
+/// The facts of one layout as a table.
+fn layout_table(l: &Layout) -> String {
+    use std::fmt::Write as _;
     let end = Timestamp(l.end_unix_ns());
     let epoch = Timestamp(l.epoch_unix_ns());
     // Tick 0 starts on a multiple of the unit, which is the epoch only if it is on one.
     let first_tick = l.unix_ns_of(0).unwrap_or(0);
     let first = Timestamp(first_tick);
-    let rate = rate_text(l.ids_per_second_per_node());
-    let text = if a.json {
-        format!(
-            "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"first_tick_starts\":\"{first}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{rate},\"max_nodes\":{},\"bits\":{},\"javascript_safe\":{},\"mintable_to_end\":{}}}\n",
-            l.time_bits(),
-            l.sequence_bits(),
-            l.node_bits(),
-            l.datacenter_bits(),
-            l.worker_bits(),
-            order_name(l.order()),
-            l.unit_ns(),
-            l.epoch_unix_ms(),
-            l.lifetime_years(),
-            l.node_count(),
-            l.bits(),
-            l.is_javascript_safe(),
-            l.ends_within_clock_range(),
-        )
-    } else {
-        let mut t = String::new();
-        use std::fmt::Write as _;
-        let _ = writeln!(t, "layout          {l}");
-        let _ = writeln!(t, "fields          {}", field_diagram(&l));
-        let _ = writeln!(t, "unit            {:?}", l.unit());
-        let _ = writeln!(t, "epoch           {epoch}");
-        if first_tick != l.epoch_unix_ns() {
-            let _ = writeln!(
-                t,
-                "tick 0 starts   {first} (the epoch is not on a unit boundary: ticks start at Unix multiples of the unit)"
-            );
+    let mut t = String::new();
+    if let Some(p) = preset_of(l) {
+        let mut names = p.name.to_owned();
+        for a in p.aliases {
+            let _ = write!(names, ", {a}");
         }
-        let _ = writeln!(t, "lifetime        {:.2} years", l.lifetime_years());
+        let _ = writeln!(t, "preset          {names}");
+        let _ = writeln!(t, "source          {}", p.source);
+        if let Some(note) = p.note {
+            let _ = writeln!(t, "note            {note}");
+        }
+    }
+    let _ = writeln!(t, "layout          {l}");
+    let _ = writeln!(t, "fields          {}", field_diagram(l));
+    let _ = writeln!(t, "unit            {:?}", l.unit());
+    let _ = writeln!(t, "epoch           {epoch}");
+    if first_tick != l.epoch_unix_ns() {
         let _ = writeln!(
             t,
-            "ends            {end} (first instant that no longer fits)"
+            "tick 0 starts   {first} (the epoch is not on a unit boundary: ticks start at Unix multiples of the unit; grid=epoch counts from the epoch instead)"
         );
-        let _ = writeln!(t, "IDs/s per node  {rate}");
-        let _ = writeln!(t, "nodes           {}", l.node_count());
-        let _ = writeln!(
-            t,
-            "ID width        {} bits{}",
-            l.bits(),
-            if l.is_javascript_safe() {
-                " (JavaScript-safe)"
+    }
+    let _ = writeln!(t, "lifetime        {:.2} years", l.lifetime_years());
+    let _ = writeln!(
+        t,
+        "ends            {end} (first instant that no longer fits)"
+    );
+    let _ = writeln!(
+        t,
+        "IDs/s per node  {}",
+        rate_text(l.ids_per_second_per_node())
+    );
+    let _ = writeln!(t, "nodes           {}", l.node_count());
+    let _ = writeln!(t, "ID width        {} bits", l.bits());
+    let _ = writeln!(t, "fits i64        {}", yes_no(l.is_i64_safe()));
+    let _ = writeln!(t, "fits JavaScript {}", yes_no(l.is_javascript_safe()));
+    t
+}
+
+pub(crate) fn run(a: LayoutArgs) -> CliResult<ExitCode> {
+    if a.list {
+        let mut text = String::new();
+        for (i, p) in Layout::presets().iter().enumerate() {
+            if a.json {
+                text.push_str(&layout_json(&p.layout));
+                text.push('\n');
             } else {
-                ""
+                if i > 0 {
+                    text.push('\n');
+                }
+                text.push_str(&layout_table(&p.layout));
             }
-        );
-        t
+        }
+        print_out(&text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let l = parse_layout(&a.layout)?;
+    let text = if a.json {
+        layout_json(&l) + "\n"
+    } else {
+        layout_table(&l)
     };
     for w in layout_warnings(&l, &a.layout.layout) {
         warn(format_args!("warning: {w}"));
     }
     print_out(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn grid_name(g: Grid) -> &'static str {
+    match g {
+        Grid::Unix => "unix",
+        Grid::Epoch => "epoch",
+    }
 }
 
 fn order_name(o: Order) -> &'static str {
@@ -134,10 +210,10 @@ fn field_diagram(l: &Layout) -> String {
     } else {
         format!("node {}", l.node_bits())
     };
-    let pad = if l.bits() < 63 {
-        format!("0 x{} | ", 64 - l.bits())
-    } else {
-        "0 | ".to_owned()
+    let pad = match 64 - l.bits() {
+        0 => String::new(),
+        1 => "0 | ".to_owned(),
+        n => format!("0 x{n} | "),
     };
     match l.order() {
         Order::TimeNodeSequence => format!(

@@ -45,7 +45,7 @@ impl Shape {
     /// 48 time + 16 sequence) still packs in 63 bits, since no clock names a tick past
     /// 2^45 milliseconds.
     pub fn of(layout: &crate::Layout) -> Shape {
-        let reach = (u64::MAX - layout.phase_ns()) / layout.unit_ns() - layout.epoch_tick();
+        let reach = (u64::MAX - layout.tick0_ns()) / layout.unit_ns();
         Shape {
             sequence_bits: layout.sequence_bits(),
             max_sequence: layout.max_sequence(),

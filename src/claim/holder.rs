@@ -97,16 +97,12 @@ impl core::fmt::Debug for Holder {
 /// lifetime): a fence at `tick_of(reserved)` lets through exactly the ticks that end by
 /// `reserved`, and a holder starting at `tick_of(not_before)` mints none of them.
 pub(crate) fn tick_of(layout: &Layout, unix_ns: u64) -> u64 {
-    (unix_ns.saturating_sub(layout.phase_ns()) / layout.unit_ns())
-        .saturating_sub(layout.epoch_tick())
-        .min(layout.max_ticks() + 1)
+    (unix_ns.saturating_sub(layout.tick0_ns()) / layout.unit_ns()).min(layout.max_ticks() + 1)
 }
 
 /// Where tick `tick` ends, in Unix ns (saturating at `u64::MAX`).
 fn tick_end_ns(layout: &Layout, tick: u64) -> u64 {
-    let end = (u128::from(layout.epoch_tick()) + u128::from(tick) + 1)
-        * u128::from(layout.unit_ns())
-        + u128::from(layout.phase_ns());
+    let end = (u128::from(tick) + 1) * u128::from(layout.unit_ns()) + u128::from(layout.tick0_ns());
     u64::try_from(end).unwrap_or(u64::MAX)
 }
 

@@ -84,9 +84,9 @@ pub struct Generator<C = DefaultClock> {
     /// The node id, already shifted into place.
     node_field: u64,
     unit_ns: u64,
-    epoch_tick: u64,
-    /// Where tick boundaries lie past whole units ([`Layout::phase_ns`]; 0 on Unix's grid).
-    phase_ns: u64,
+    /// The start of tick 0 in Unix ns (on either [`Grid`](crate::Grid)): tick `k` starts at
+    /// `tick0_ns + k x unit_ns`.
+    tick0_ns: u64,
     policy: ClockPolicy,
     max_wait: Duration,
     layout: Layout,
@@ -209,11 +209,9 @@ impl<C: Clock> Generator<C> {
     #[inline(always)]
     pub(super) fn now_ticks(&self) -> Result<u64, MintError> {
         let ns = self.clock.unix_ns();
-        match ns
-            .checked_sub(self.phase_ns)
-            .and_then(|grid_ns| (grid_ns / self.unit_ns).checked_sub(self.epoch_tick))
-        {
-            Some(t) => Ok(t),
+        // floor((ns - phase) / unit) - epoch_tick, in one step.
+        match ns.checked_sub(self.tick0_ns) {
+            Some(since) => Ok(since / self.unit_ns),
             None => Err(self.before_epoch(ns)),
         }
     }
@@ -292,8 +290,7 @@ impl<C: Clock> Generator<C> {
     /// epoch tick, so no division.
     #[inline(always)]
     pub(super) fn tick_start_of(&self, word: u64) -> u128 {
-        u128::from(self.epoch_tick + self.shape.ticks(word)) * u128::from(self.unit_ns)
-            + u128::from(self.phase_ns)
+        u128::from(self.shape.ticks(word)) * u128::from(self.unit_ns) + u128::from(self.tick0_ns)
     }
 
     /// How far the precise clock reads behind the start of `word`'s tick (0 if not).

@@ -219,6 +219,11 @@ impl Layout {
             Grid::Epoch => self.epoch_unix_ns % self.unit_ns,
         }
     }
+    /// The start of tick 0 in Unix nanoseconds, as the clocks count: `epoch_tick x unit +
+    /// phase`, at most the epoch. Tick `k` starts `k` units later.
+    pub(crate) const fn tick0_ns(&self) -> u64 {
+        self.epoch_tick() * self.unit_ns + self.phase_ns()
+    }
     /// Whether every ID fits a signed 64-bit column as a non-negative number: at most
     /// [`I64_SAFE_BITS`] (63) bits.
     pub const fn is_i64_safe(&self) -> bool {

@@ -81,12 +81,12 @@ pub(crate) struct NodeArgs {
           conflicts_with_all = ["datacenter", "worker", "machine_id", "machine_id_from"])]
     pub(crate) node: Option<u64>,
     /// Snowflake datacenter id (with --worker); for `--layout discord`, Discord's internal
-    /// worker id (alias --discord-worker).
+    /// worker id.
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "worker",
           visible_alias = "discord-worker")]
     pub(crate) datacenter: Option<u64>,
     /// Snowflake worker id (with --datacenter); for `--layout discord`, Discord's internal
-    /// process id (alias --discord-process).
+    /// process id.
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "datacenter",
           visible_alias = "discord-process")]
     pub(crate) worker: Option<u64>,

@@ -737,3 +737,123 @@ fn bench_ends_on_time_on_slow_layouts() {
     out.stdout.as_slice().read_to_string(&mut text).unwrap();
     assert!(text.contains("ids/s"), "{text}");
 }
+
+/// `decode --format csv`: the header names the columns (datacenter and worker for
+/// Snowflake, machine for Sonyflake) and every row holds the values `--json` gives, in
+/// the header's order.
+#[test]
+fn decode_csv_has_a_header_and_the_json_values() {
+    for (layout, node, extra) in [
+        (
+            "snowflake",
+            &["--datacenter", "3", "--worker", "17"][..],
+            ",datacenter,worker",
+        ),
+        ("sonyflake", &["--machine-id", "2565"][..], ",machine"),
+        ("mastodon", &[][..], ""),
+    ] {
+        let mut args = vec!["gen", "-n", "50", "--layout", layout];
+        args.extend_from_slice(node);
+        let ids = ok(&args);
+        let csv = ok_with(&["decode", "--format", "csv", "--layout", layout], &ids);
+        let json = ok_with(&["decode", "--json", "--layout", layout], &ids);
+        let mut lines = csv.lines();
+        let header = lines.next().unwrap();
+        assert_eq!(
+            header,
+            format!("id,time,unix_ms,ticks,sequence,node{extra}")
+        );
+        let keys: Vec<&str> = header.split(',').collect();
+        let mut rows = 0;
+        for (row, record) in lines.zip(json.lines()) {
+            let cells: Vec<&str> = row.split(',').collect();
+            assert_eq!(cells.len(), keys.len(), "{row}");
+            for (k, v) in keys.iter().zip(&cells) {
+                assert_eq!(json_value(record, k), *v, "{layout} {k}: {row} vs {record}");
+            }
+            rows += 1;
+        }
+        assert_eq!(rows, 50, "{layout}");
+    }
+    // No rows, no header; a bad line is reported and the good ones kept.
+    assert_eq!(ok_with(&["decode", "--format", "csv"], "\n"), "");
+    let out = flakeid(
+        &["decode", "--format", "csv"],
+        Some("2116500430648709162\nnope\n"),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
+}
+
+/// Every backend the CPU has writes the same bytes, in every format, for a stream with
+/// bad lines and IDs past a batch; `--backend` and `FLAKEID_DECODE_BACKEND` pick one, and
+/// a backend the CPU lacks or an unknown name is a clear error.
+#[test]
+fn decode_backends_agree_and_can_be_chosen() {
+    let mut input = ok(&["gen", "-n", "10000", "--node", "7"]);
+    input.push_str("0xzz\n18446744073709551615\n\n42\n");
+    let run_env = |args: &[&str], env: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_flakeid"));
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match env {
+            Some(v) => cmd.env("FLAKEID_DECODE_BACKEND", v),
+            None => cmd.env_remove("FLAKEID_DECODE_BACKEND"),
+        };
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let text = input.clone();
+        // A run that fails at once closes its input early: not the test's concern.
+        let w = std::thread::spawn(move || drop(stdin.write_all(text.as_bytes())));
+        let out = child.wait_with_output().unwrap();
+        w.join().unwrap();
+        out
+    };
+    let available: Vec<&str> = flakeid::decode::Backend::available()
+        .map(|b| b.name())
+        .collect();
+    for format in ["table", "json", "csv"] {
+        let auto = run_env(&["decode", "--format", format], None);
+        assert_eq!(auto.status.code(), Some(1), "two bad lines");
+        assert_eq!(
+            String::from_utf8_lossy(&auto.stdout)
+                .lines()
+                .filter(|l| !l.starts_with("id"))
+                .count(),
+            10_001
+        );
+        for name in ["auto", "scalar", "avx2", "avx512"] {
+            let flag = run_env(&["decode", "--format", format, "--backend", name], None);
+            let env = run_env(&["decode", "--format", format], Some(name));
+            if name == "auto" || available.contains(&name) {
+                assert_eq!(flag.stdout, auto.stdout, "{format} --backend {name}");
+                assert_eq!(env.stdout, auto.stdout, "{format} env {name}");
+                assert_eq!(flag.stderr, auto.stderr, "{format} {name}");
+            } else {
+                let err = String::from_utf8_lossy(&flag.stderr);
+                assert!(
+                    err.contains("--backend") && err.contains("cannot run it"),
+                    "{err}"
+                );
+                assert!(flag.stdout.is_empty());
+            }
+        }
+    }
+    let bogus = run_env(&["decode"], Some("sse9"));
+    let err = String::from_utf8_lossy(&bogus.stderr);
+    assert!(!bogus.status.success());
+    assert!(
+        err.contains("FLAKEID_DECODE_BACKEND") && err.contains("auto, scalar, avx2 or avx512"),
+        "{err}"
+    );
+    // The flag wins over the variable.
+    let both = run_env(&["decode", "--backend", "scalar"], Some("sse9"));
+    assert_eq!(
+        both.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&both.stderr)
+    );
+}

@@ -225,3 +225,28 @@ fn bad_input_is_an_error() {
     let scalar = Decoder::with_backend(&l, Backend::Scalar);
     assert_eq!(scalar.decode(&[], Columns::default()), Ok(()));
 }
+
+/// The measured pick is one of the backends this CPU has, it is kept (every call and every
+/// `Decoder::new` give the same one), and each name resolves to its backend or to nothing
+/// on a CPU without it.
+#[test]
+fn the_fastest_backend_is_measured_once_and_named_backends_resolve() {
+    let pick = Backend::fastest();
+    let available: Vec<Backend> = Backend::available().collect();
+    assert!(available.contains(&pick), "{pick:?} not in {available:?}");
+    println!("measured fastest: {}", pick.name());
+    for _ in 0..3 {
+        assert_eq!(Backend::fastest(), pick);
+        assert_eq!(Decoder::new(&Layout::snowflake()).backend(), pick);
+    }
+    assert_eq!(Backend::from_name("auto"), Some(pick));
+    for name in ["scalar", "avx2", "avx512"] {
+        let found = Backend::from_name(name);
+        assert_eq!(
+            found,
+            available.iter().copied().find(|b| b.name() == name),
+            "{name}"
+        );
+    }
+    assert_eq!(Backend::from_name("AVX2"), None, "names are lowercase");
+}

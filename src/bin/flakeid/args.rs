@@ -114,6 +114,23 @@ pub(crate) enum Format {
     Json,
 }
 
+/// What `decode` writes.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DecodeFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+/// The batch decoder's backend, as `decode --backend` and `FLAKEID_DECODE_BACKEND` name it.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BackendChoice {
+    Auto,
+    Scalar,
+    Avx2,
+    Avx512,
+}
+
 /// How `decode` reads its input IDs.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub(crate) enum InputEncoding {
@@ -266,9 +283,18 @@ pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
 pub(crate) struct DecodeArgs {
     #[command(flatten)]
     pub(crate) layout: LayoutArg,
-    /// One JSON object per line instead of a table.
-    #[arg(long)]
+    /// What to write: an aligned table, one JSON object per line, or CSV with a header
+    /// (id,time,unix_ms,ticks,sequence,node, then datacenter,worker or machine), which
+    /// spreadsheets, duckdb and polars read directly.
+    #[arg(long, value_enum, default_value = "table")]
+    pub(crate) format: DecodeFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub(crate) json: bool,
+    /// The batch decoder's backend: `auto` measures the ones this CPU has once and keeps
+    /// the fastest. Overrides FLAKEID_DECODE_BACKEND. The output is the same on every one.
+    #[arg(long, value_enum)]
+    pub(crate) backend: Option<BackendChoice>,
     /// How the input IDs are written. `auto` guesses per ID, and base32 text that looks
     /// like decimal (digits only) or hex (`0X...`) is read that way: give `base32` for
     /// base32 input.

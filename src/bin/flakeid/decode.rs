@@ -1,74 +1,18 @@
 //! `flakeid decode`: IDs from arguments or standard input, read as bytes, streamed
 //! through the batch decoder; every good line is written and every bad one reported.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use flakeid::__private::rfc3339::Timestamp;
-use flakeid::decode::{Columns, Decoder};
-use flakeid::{Encoding, Error, Layout, Order, ParseError};
+use flakeid::decode::{Backend, Columns, Decoder};
+use flakeid::{Encoding, Error, Layout, ParseError};
 
-use crate::args::{DecodeArgs, InputEncoding};
+use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
+use crate::rows::{ROW_MAX, Row, RowWriter};
 use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
 
-/// One decoded row, from the batch decoder's columns.
-struct Row {
-    id: u64,
-    ticks: u64,
-    unix_ms: u64,
-    sequence: u64,
-    node: u64,
-}
-
-fn write_json_record(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Result<()> {
-    write!(
-        out,
-        "{{\"id\":\"{}\",\"ticks\":{},\"unix_ms\":{},\"time\":\"{}\",\"sequence\":{},\"node\":{}",
-        r.id,
-        r.ticks,
-        r.unix_ms,
-        Timestamp(i128::from(r.unix_ms) * 1_000_000),
-        r.sequence,
-        r.node
-    )?;
-    if layout.datacenter_bits() > 0 {
-        let (dc, worker) = layout.split_node(r.node);
-        write!(out, ",\"datacenter\":{dc},\"worker\":{worker}")?;
-    }
-    if layout.order() == Order::TimeSequenceNode {
-        write!(out, ",\"machine\":{}", r.node)?;
-    }
-    writeln!(out, "}}")
-}
-
-fn write_table_header(out: &mut impl Write, layout: &Layout) -> io::Result<()> {
-    write!(
-        out,
-        "{:<20} {:<25} {:>14} {:>8} {:>8}",
-        "id", "time", "ticks", "sequence", "node"
-    )?;
-    if layout.datacenter_bits() > 0 {
-        write!(out, " {:>10} {:>6}", "datacenter", "worker")?;
-    }
-    writeln!(out)
-}
-
-fn write_table_row(out: &mut impl Write, layout: &Layout, r: &Row) -> io::Result<()> {
-    write!(
-        out,
-        "{:<20} {:<25} {:>14} {:>8} {:>8}",
-        r.id,
-        Timestamp(i128::from(r.unix_ms) * 1_000_000).to_string(),
-        r.ticks,
-        r.sequence,
-        r.node
-    )?;
-    if layout.datacenter_bits() > 0 {
-        let (dc, worker) = layout.split_node(r.node);
-        write!(out, " {dc:>10} {worker:>6}")?;
-    }
-    writeln!(out)
-}
+/// How much of standard input is read at a time.
+const READ_BLOCK: usize = 1 << 20;
 
 /// IDs per batch handed to the (SIMD) batch decoder.
 const DECODE_BATCH: usize = 4096;
@@ -82,10 +26,12 @@ const ECHO_CHARS: usize = 80;
 struct DecodeStream<'a, W: Write> {
     decoder: Decoder,
     encoding: InputEncoding,
-    json: bool,
-    /// The table's header is written before the first row, so there is none without rows.
+    rows: RowWriter,
+    /// The header is written before the first row, so there is none without rows.
     header_written: bool,
     out: &'a mut W,
+    /// One batch's rows as text, written with one call.
+    text: Vec<u8>,
     ids: Vec<u64>,
     cols: [Vec<u64>; 4],
     bad_lines: u64,
@@ -145,12 +91,62 @@ fn encoding_hint(text: &str) -> &'static str {
 }
 
 impl<W: Write> DecodeStream<'_, W> {
+    /// Takes the first complete line of `block` (the input from a line's start), if it has
+    /// one, and returns its length with the newline. A line of only decimal digits is read
+    /// in the same pass that finds its end; any other goes to [`Self::push_bytes`].
+    #[inline]
+    fn take_line(&mut self, block: &[u8], number: u64) -> CliResult<Option<usize>> {
+        let decimal = matches!(self.encoding, InputEncoding::Auto | InputEncoding::Decimal);
+        let mut v = 0u64;
+        let mut i = 0;
+        // 19 digits never overflow a u64.
+        while i < 19 && i < block.len() && block[i].is_ascii_digit() {
+            v = v * 10 + u64::from(block[i] - b'0');
+            i += 1;
+        }
+        if decimal && i > 0 && block.get(i) == Some(&b'\n') && v <= self.decoder.layout().max_id() {
+            self.ids.push(v);
+            if self.ids.len() == DECODE_BATCH {
+                self.flush_batch()?;
+            }
+            return Ok(Some(i + 1));
+        }
+        let Some(end) = block[i..].iter().position(|&b| b == b'\n').map(|e| i + e) else {
+            return Ok(None);
+        };
+        let line = &block[..end];
+        let line = if number == 1 {
+            line.strip_prefix(BOM).unwrap_or(line)
+        } else {
+            line
+        };
+        self.push_bytes("line", number, line)?;
+        Ok(Some(end + 1))
+    }
+
     /// Takes one line (or argument) as bytes: skips it when blank, else decodes it or
     /// reports it, with `number` in the report.
     fn push_bytes(&mut self, what: &str, number: u64, bytes: &[u8]) -> CliResult {
         let trimmed = bytes.trim_ascii();
         if trimmed.is_empty() {
             return Ok(());
+        }
+        // The common line, a decimal ID of up to 19 digits (no overflow), read here; the
+        // rest (20 digits, hex, base32, JSON, bad text) goes through the full parser.
+        if trimmed.len() <= 19
+            && matches!(self.encoding, InputEncoding::Auto | InputEncoding::Decimal)
+            && trimmed.iter().all(u8::is_ascii_digit)
+        {
+            let id = trimmed
+                .iter()
+                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
+            if id <= self.decoder.layout().max_id() {
+                self.ids.push(id);
+                if self.ids.len() == DECODE_BATCH {
+                    self.flush_batch()?;
+                }
+                return Ok(());
+            }
         }
         let result = match std::str::from_utf8(trimmed) {
             Ok(text) => self.parse(text),
@@ -232,10 +228,13 @@ impl<W: Write> DecodeStream<'_, W> {
                 },
             )
             .map_err(|e| CliError::new(None, e))?;
-        let layout = *self.decoder.layout();
-        if !self.json && !self.header_written {
+        let mut at = 0;
+        if !self.header_written {
             self.header_written = true;
-            write_table_header(self.out, &layout).or_else(quiet_on_broken_pipe)?;
+            let mut header = Vec::new();
+            self.rows.header(&mut header);
+            self.text[..header.len()].copy_from_slice(&header);
+            at = header.len();
         }
         for i in 0..n {
             let row = Row {
@@ -245,13 +244,11 @@ impl<W: Write> DecodeStream<'_, W> {
                 sequence: s[i],
                 node: nd[i],
             };
-            let res = if self.json {
-                write_json_record(self.out, &layout, &row)
-            } else {
-                write_table_row(self.out, &layout, &row)
-            };
-            res.or_else(quiet_on_broken_pipe)?;
+            at = self.rows.row(&mut self.text, at, &row);
         }
+        self.out
+            .write_all(&self.text[..at])
+            .or_else(quiet_on_broken_pipe)?;
         self.ids.clear();
         Ok(())
     }
@@ -273,6 +270,41 @@ fn echo(bytes: &[u8]) -> String {
 /// The UTF-8 byte order mark, skipped at the start of the input.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The backend `--backend` names, else `FLAKEID_DECODE_BACKEND`, else the measured fastest.
+fn backend(flag: Option<BackendChoice>) -> CliResult<Backend> {
+    const VAR: &str = "FLAKEID_DECODE_BACKEND";
+    let (name, source) = match flag {
+        Some(choice) => {
+            let name = match choice {
+                BackendChoice::Auto => "auto",
+                BackendChoice::Scalar => "scalar",
+                BackendChoice::Avx2 => "avx2",
+                BackendChoice::Avx512 => "avx512",
+            };
+            (name.to_owned(), "--backend")
+        }
+        None => match std::env::var(VAR) {
+            Ok(v) if !v.trim().is_empty() => (v.trim().to_ascii_lowercase(), VAR),
+            _ => ("auto".to_owned(), ""),
+        },
+    };
+    Backend::from_name(&name).ok_or_else(|| {
+        let known = ["auto", "scalar", "avx2", "avx512"].contains(&name.as_str());
+        let available: Vec<&str> = Backend::available().map(Backend::name).collect();
+        CliError::new(
+            Some(source),
+            if known {
+                format!(
+                    "{name:?}: this CPU (or build) cannot run it; it has {}",
+                    available.join(", ")
+                )
+            } else {
+                format!("{name:?}: not a backend; give auto, scalar, avx2 or avx512")
+            },
+        )
+    })
+}
+
 pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
     if layout == Layout::mastodon() {
@@ -282,26 +314,30 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let format = if a.json { DecodeFormat::Json } else { a.format };
     let mut stream = DecodeStream {
-        decoder: Decoder::new(&layout),
+        decoder: Decoder::with_backend(&layout, backend(a.backend)?),
         encoding: a.encoding,
-        json: a.json,
+        rows: RowWriter::new(&layout, format),
         header_written: false,
         out: &mut out,
+        // Sized once (a row never takes more than ROW_MAX) and never shrunk: rows are
+        // written in place, and only the written part goes out.
+        text: vec![0; (DECODE_BATCH + 1) * ROW_MAX],
         ids: Vec::with_capacity(DECODE_BATCH),
         cols: std::array::from_fn(|_| Vec::with_capacity(DECODE_BATCH)),
         bad_lines: 0,
     };
     if a.ids.is_empty() {
-        // Bytes, not `String`s: a line that is not UTF-8 is one bad line, not the end.
+        // Bytes, not `String`s: a line that is not UTF-8 is one bad line, not the end. Read
+        // in large blocks and split in place; a line longer than the block grows it (only
+        // as far as that line), so memory stays flat for any input size.
         let mut reader = io::stdin().lock();
-        let mut line = Vec::new();
-        let mut line_no = 0u64;
+        let mut buf = vec![0u8; READ_BLOCK];
+        let (mut filled, mut line_no) = (0usize, 0u64);
         loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => {}
+            let n = match io::Read::read(&mut reader, &mut buf[filled..]) {
+                Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     // Whatever was read before the failure is still written.
@@ -312,13 +348,32 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
                         format!("reading standard input after line {line_no}: {e}"),
                     ));
                 }
-            }
-            line_no += 1;
-            let bytes = match line_no {
-                1 => line.strip_prefix(BOM).unwrap_or(&line),
-                _ => &line,
             };
-            stream.push_bytes("line", line_no, bytes)?;
+            filled += n;
+            let mut start = 0;
+            while let Some(len) = stream.take_line(&buf[start..filled], line_no + 1)? {
+                line_no += 1;
+                start += len;
+            }
+            if n == 0 {
+                // The last line, without a newline.
+                if start < filled {
+                    line_no += 1;
+                    let line = &buf[start..filled];
+                    let line = if line_no == 1 {
+                        line.strip_prefix(BOM).unwrap_or(line)
+                    } else {
+                        line
+                    };
+                    stream.push_bytes("line", line_no, line)?;
+                }
+                break;
+            }
+            buf.copy_within(start..filled, 0);
+            filled -= start;
+            if filled == buf.len() {
+                buf.resize(buf.len() * 2, 0);
+            }
         }
     } else {
         for (i, text) in a.ids.iter().enumerate() {

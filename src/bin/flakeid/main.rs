@@ -9,6 +9,7 @@ mod compose;
 mod decode;
 mod generate;
 mod layout;
+mod rows;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

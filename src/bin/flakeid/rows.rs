@@ -1,0 +1,442 @@
+//! `decode`'s output rows as bytes, without `core::fmt`: integers by a two-digits-a-step
+//! writer, the RFC 3339 time from a cache of the current second (consecutive IDs share
+//! it), every row appended to one buffer per batch. Tested against the `format!` oracle
+//! it replaced (`tests` below).
+
+use flakeid::__private::rfc3339::Timestamp;
+use flakeid::{Layout, Order};
+
+use crate::args::DecodeFormat;
+
+/// One decoded row, from the batch decoder's columns.
+pub(crate) struct Row {
+    pub(crate) id: u64,
+    pub(crate) ticks: u64,
+    pub(crate) unix_ms: u64,
+    pub(crate) sequence: u64,
+    pub(crate) node: u64,
+}
+
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// The most one row takes in the batch's text, over-copies included: a row is at most
+/// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
+/// copies below write up to [`TICK_TEXT`] bytes past where the row then goes on.
+pub(crate) const ROW_MAX: usize = 512;
+
+/// The room kept for the part of a row that only the tick decides (at most about 80 bytes).
+const TICK_TEXT: usize = 128;
+
+/// A row being written straight into the batch's text, from `len`. Numbers go in place,
+/// four digits a step, from their known length; padding and the cached tick text are
+/// fixed-size copies (no `memset`/`memmove` call per piece), of which only `len` counts.
+struct Line<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Line<'_> {
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+    }
+
+    /// The first `len` bytes of `block` (a fixed-size copy of all of it).
+    #[inline]
+    fn block(&mut self, block: &[u8; TICK_TEXT], len: usize) {
+        self.buf[self.len..self.len + TICK_TEXT].copy_from_slice(block);
+        self.len += len;
+    }
+
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.buf[self.len] = b;
+        self.len += 1;
+    }
+
+    /// `n` spaces, at most 32 (a fixed-size copy of 32).
+    #[inline]
+    fn spaces(&mut self, n: usize) {
+        self.buf[self.len..self.len + 32].copy_from_slice(&[b' '; 32]);
+        self.len += n.min(32);
+    }
+
+    /// `v` in decimal: four digits a step (one division of a `u64`, the rest `u32`), then
+    /// the last one to four.
+    #[inline]
+    fn u64(&mut self, mut v: u64) {
+        let end = self.len + decimal_len(v);
+        let mut at = end;
+        while v >= 10_000 {
+            let four = (v % 10_000) as u32;
+            v /= 10_000;
+            let (hi, lo) = ((four / 100) as usize * 2, (four % 100) as usize * 2);
+            self.buf[at - 4..at - 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+            self.buf[at - 2..at].copy_from_slice(&PAIRS[lo..lo + 2]);
+            at -= 4;
+        }
+        let mut v = v as u32;
+        if v >= 100 {
+            let lo = (v % 100) as usize * 2;
+            v /= 100;
+            self.buf[at - 2..at].copy_from_slice(&PAIRS[lo..lo + 2]);
+            at -= 2;
+        }
+        if v >= 10 {
+            let pair = v as usize * 2;
+            self.buf[at - 2..at].copy_from_slice(&PAIRS[pair..pair + 2]);
+        } else {
+            self.buf[at - 1] = b'0' + v as u8;
+        }
+        self.len = end;
+    }
+
+    /// `v` right-aligned in `width` columns (as `{:>width$}`).
+    #[inline]
+    fn right(&mut self, v: u64, width: usize) {
+        self.spaces(width.saturating_sub(decimal_len(v)));
+        self.u64(v);
+    }
+
+    /// `v` left-aligned in `width` columns (as `{:<width$}`).
+    #[inline]
+    fn left(&mut self, v: u64, width: usize) {
+        let len = decimal_len(v);
+        self.u64(v);
+        self.spaces(width.saturating_sub(len));
+    }
+}
+
+/// How many decimal digits `v` has (1 for 0).
+#[inline]
+fn decimal_len(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |l| l as usize + 1)
+}
+
+/// The RFC 3339 text of the last second seen, up to the `.` before the milliseconds.
+struct SecondCache {
+    second: u64,
+    prefix: Vec<u8>,
+}
+
+impl SecondCache {
+    fn new() -> Self {
+        SecondCache {
+            second: u64::MAX,
+            prefix: Vec::with_capacity(32),
+        }
+    }
+
+    /// Appends `unix_ms` as RFC 3339 (`2026-10-31T12:00:00.000Z`, or the expanded year);
+    /// returns its length.
+    #[inline]
+    fn push(&mut self, out: &mut Line<'_>, unix_ms: u64) -> usize {
+        let second = unix_ms / 1000;
+        if second != self.second {
+            self.fill(second);
+        }
+        out.bytes(&self.prefix);
+        let ms = (unix_ms % 1000) as usize;
+        let pair = (ms % 100) * 2;
+        out.bytes(&[
+            b'.',
+            b'0' + (ms / 100) as u8,
+            PAIRS[pair],
+            PAIRS[pair + 1],
+            b'Z',
+        ]);
+        self.prefix.len() + 5
+    }
+
+    #[cold]
+    fn fill(&mut self, second: u64) {
+        self.second = second;
+        let text = Timestamp(i128::from(second) * 1_000_000_000).to_string();
+        // A whole second is written with `.000Z`: keep what comes before it.
+        let cut = text.len().saturating_sub(5);
+        self.prefix.clear();
+        self.prefix.extend_from_slice(&text.as_bytes()[..cut]);
+    }
+}
+
+/// Writes rows in one format for one layout.
+pub(crate) struct RowWriter {
+    format: DecodeFormat,
+    layout: Layout,
+    datacenter: bool,
+    machine: bool,
+    time: SecondCache,
+    /// The text between the ID and the sequence, which only the tick decides (ticks,
+    /// unix_ms and time), and its length, for the tick it was written for: consecutive IDs
+    /// share it.
+    tick_text: Box<[u8; ROW_MAX]>,
+    tick_text_len: usize,
+    tick_of_text: Option<(u64, u64)>,
+}
+
+impl RowWriter {
+    pub(crate) fn new(layout: &Layout, format: DecodeFormat) -> RowWriter {
+        RowWriter {
+            format,
+            layout: *layout,
+            datacenter: layout.datacenter_bits() > 0,
+            machine: layout.order() == Order::TimeSequenceNode,
+            time: SecondCache::new(),
+            tick_text: Box::new([0; ROW_MAX]),
+            tick_text_len: 0,
+            tick_of_text: None,
+        }
+    }
+
+    /// The header line, if the format has one, appended to `out`.
+    pub(crate) fn header(&self, out: &mut Vec<u8>) {
+        match self.format {
+            DecodeFormat::Json => {}
+            DecodeFormat::Table => {
+                out.extend_from_slice(
+                    b"id                   time                               ticks sequence     node",
+                );
+                if self.datacenter {
+                    out.extend_from_slice(b" datacenter worker");
+                }
+                out.push(b'\n');
+            }
+            DecodeFormat::Csv => {
+                out.extend_from_slice(b"id,time,unix_ms,ticks,sequence,node");
+                if self.datacenter {
+                    out.extend_from_slice(b",datacenter,worker");
+                }
+                if self.machine {
+                    out.extend_from_slice(b",machine");
+                }
+                out.push(b'\n');
+            }
+        }
+    }
+
+    /// Writes the part of a row that only the tick decides into `tick_text`.
+    #[cold]
+    fn tick_part(&mut self, r: &Row) {
+        let mut line = Line {
+            buf: &mut self.tick_text[..],
+            len: 0,
+        };
+        let l = &mut line;
+        match self.format {
+            DecodeFormat::Json => {
+                l.bytes(b"\",\"ticks\":");
+                l.u64(r.ticks);
+                l.bytes(b",\"unix_ms\":");
+                l.u64(r.unix_ms);
+                l.bytes(b",\"time\":\"");
+                self.time.push(l, r.unix_ms);
+                l.bytes(b"\",\"sequence\":");
+            }
+            DecodeFormat::Csv => {
+                l.byte(b',');
+                self.time.push(l, r.unix_ms);
+                l.byte(b',');
+                l.u64(r.unix_ms);
+                l.byte(b',');
+                l.u64(r.ticks);
+                l.byte(b',');
+            }
+            DecodeFormat::Table => {
+                l.byte(b' ');
+                let time_len = self.time.push(l, r.unix_ms);
+                l.spaces(25usize.saturating_sub(time_len));
+                l.byte(b' ');
+                l.right(r.ticks, 14);
+                l.byte(b' ');
+            }
+        }
+        self.tick_text_len = l.len.min(TICK_TEXT);
+        self.tick_of_text = Some((r.ticks, r.unix_ms));
+    }
+
+    /// Writes one row into `out` at `at` and returns where it ends. `out` must have
+    /// [`ROW_MAX`] bytes from `at` (the row is shorter; the rest may be overwritten).
+    #[inline]
+    pub(crate) fn row(&mut self, out: &mut [u8], at: usize, r: &Row) -> usize {
+        if self.tick_of_text != Some((r.ticks, r.unix_ms)) {
+            self.tick_part(r);
+        }
+        let tick_text: &[u8; TICK_TEXT] = self.tick_text[..TICK_TEXT]
+            .try_into()
+            .expect("TICK_TEXT <= ROW_MAX");
+        let mut line = Line {
+            buf: &mut out[at..at + ROW_MAX],
+            len: 0,
+        };
+        let l = &mut line;
+        match self.format {
+            DecodeFormat::Json => {
+                l.bytes(b"{\"id\":\"");
+                l.u64(r.id);
+                l.block(tick_text, self.tick_text_len);
+                l.u64(r.sequence);
+                l.bytes(b",\"node\":");
+                l.u64(r.node);
+                if self.datacenter {
+                    let (dc, worker) = self.layout.split_node(r.node);
+                    l.bytes(b",\"datacenter\":");
+                    l.u64(dc);
+                    l.bytes(b",\"worker\":");
+                    l.u64(worker);
+                }
+                if self.machine {
+                    l.bytes(b",\"machine\":");
+                    l.u64(r.node);
+                }
+                l.bytes(b"}\n");
+            }
+            DecodeFormat::Csv => {
+                l.u64(r.id);
+                l.block(tick_text, self.tick_text_len);
+                l.u64(r.sequence);
+                l.byte(b',');
+                l.u64(r.node);
+                if self.datacenter {
+                    let (dc, worker) = self.layout.split_node(r.node);
+                    l.byte(b',');
+                    l.u64(dc);
+                    l.byte(b',');
+                    l.u64(worker);
+                }
+                if self.machine {
+                    l.byte(b',');
+                    l.u64(r.node);
+                }
+                l.byte(b'\n');
+            }
+            DecodeFormat::Table => {
+                l.left(r.id, 20);
+                l.block(tick_text, self.tick_text_len);
+                l.right(r.sequence, 8);
+                l.byte(b' ');
+                l.right(r.node, 8);
+                if self.datacenter {
+                    let (dc, worker) = self.layout.split_node(r.node);
+                    l.byte(b' ');
+                    l.right(dc, 10);
+                    l.byte(b' ');
+                    l.right(worker, 6);
+                }
+                l.byte(b'\n');
+            }
+        }
+        at + l.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `format!` rows this writer replaced: the oracle.
+    fn oracle(layout: &Layout, format: DecodeFormat, r: &Row) -> String {
+        let time = Timestamp(i128::from(r.unix_ms) * 1_000_000).to_string();
+        let (dc, worker) = layout.split_node(r.node);
+        let dcw = layout.datacenter_bits() > 0;
+        let machine = layout.order() == Order::TimeSequenceNode;
+        match format {
+            DecodeFormat::Json => {
+                let mut s = format!(
+                    "{{\"id\":\"{}\",\"ticks\":{},\"unix_ms\":{},\"time\":\"{time}\",\"sequence\":{},\"node\":{}",
+                    r.id, r.ticks, r.unix_ms, r.sequence, r.node
+                );
+                if dcw {
+                    s += &format!(",\"datacenter\":{dc},\"worker\":{worker}");
+                }
+                if machine {
+                    s += &format!(",\"machine\":{}", r.node);
+                }
+                s + "}\n"
+            }
+            DecodeFormat::Csv => {
+                let mut s = format!(
+                    "{},{time},{},{},{},{}",
+                    r.id, r.unix_ms, r.ticks, r.sequence, r.node
+                );
+                if dcw {
+                    s += &format!(",{dc},{worker}");
+                }
+                if machine {
+                    s += &format!(",{}", r.node);
+                }
+                s + "\n"
+            }
+            DecodeFormat::Table => {
+                let mut s = format!(
+                    "{:<20} {:<25} {:>14} {:>8} {:>8}",
+                    r.id, time, r.ticks, r.sequence, r.node
+                );
+                if dcw {
+                    s += &format!(" {dc:>10} {worker:>6}");
+                }
+                s + "\n"
+            }
+        }
+    }
+
+    #[test]
+    fn rows_equal_the_format_oracle() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let layouts = [
+            Layout::snowflake(),
+            Layout::sonyflake(),
+            Layout::discord(),
+            Layout::mastodon(),
+            "time=40,seq=1,node=1,unit=1s".parse().unwrap(),
+        ];
+        let mut checked = 0;
+        for l in layouts {
+            for format in [DecodeFormat::Json, DecodeFormat::Csv, DecodeFormat::Table] {
+                let mut w = RowWriter::new(&l, format);
+                let mut ms = 1_796_083_200_000u64;
+                let mut ticks = 0;
+                for i in 0..20_000u64 {
+                    let id = next() & l.max_id();
+                    let p = l.decompose(id).unwrap();
+                    // Runs of rows in one tick (the cache of the tick's text), and changes.
+                    if i % 4 == 0 {
+                        ticks = p.ticks;
+                    }
+                    // Runs in one second, jumps, and the extremes: 0, 9, 10, 99, 100, ...
+                    if i % 4 == 0 {
+                        ms = match i % 7 {
+                            0 => next() % (1 << 50),
+                            1 => 10u64.pow((i % 19) as u32),
+                            _ => ms + next() % 3,
+                        };
+                    }
+                    let r = Row {
+                        id: [id, u64::MAX, 0, 9, 10][(i % 5) as usize],
+                        ticks,
+                        unix_ms: ms,
+                        sequence: p.sequence,
+                        node: p.node,
+                    };
+                    let mut out = vec![b'#'; 3 + ROW_MAX];
+                    let end = w.row(&mut out, 3, &r);
+                    assert_eq!(&out[..3], b"###", "nothing before the row");
+                    let row = String::from_utf8(out[3..end].to_vec()).unwrap();
+                    assert_eq!(row, oracle(&l, format, &r), "{l}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 5 * 3 * 20_000);
+    }
+}

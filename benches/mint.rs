@@ -135,7 +135,18 @@ fn clock(c: &mut Criterion) {
 fn hot_path(c: &mut Criterion) {
     let mut group = c.benchmark_group("hot_path");
 
-    let g = Generator::builder(wide()).node(1).build().unwrap();
+    // What a newcomer writes: the builder's defaults, nothing named.
+    let gd = Generator::builder(wide()).node(1).build().unwrap();
+    check("flakeid default", || gd.next_id().unwrap().get());
+    group.bench_function("flakeid next_id (default: builder(layout).build())", |b| {
+        b.iter(|| black_box(gd.next_id().unwrap()))
+    });
+
+    let g = Generator::builder(wide())
+        .node(4)
+        .clock(MonotonicClock::new())
+        .build()
+        .unwrap();
     check("flakeid", || g.next_id().unwrap().get());
     group.bench_function("flakeid next_id (MonotonicClock)", |b| {
         b.iter(|| black_box(g.next_id().unwrap()))
@@ -231,7 +242,11 @@ fn fenced<C: Clock + Clone + Send + Sync + 'static>(clock: C) -> Generator<C> {
 /// (once a millisecond here). Each pair runs in one group, so the ratio is from one run.
 fn fence(c: &mut Criterion) {
     let mut group = c.benchmark_group("fence");
-    let mono = Generator::builder(wide()).node(6).build().unwrap();
+    let mono = Generator::builder(wide())
+        .node(6)
+        .clock(MonotonicClock::new())
+        .build()
+        .unwrap();
     let mono_fenced = fenced(MonotonicClock::new());
     let coarse = coarse_wide(7);
     let coarse_fenced = fenced(CoarseClock::new());

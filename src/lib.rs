@@ -33,8 +33,9 @@
 //! - **Clock behind the last tick**: chosen by [`ClockPolicy`]: reject (Snowflake), continue
 //!   on the last tick (Sonyflake, the default), or wait. [`GeneratorBuilder::max_wait`]
 //!   bounds all the waits of one call together (a batch returns what it minted when the
-//!   bound would pass); the default clock is monotonic ([`MonotonicClock`]),
-//!   so an NTP step inside the process never moves it backwards. After a restart,
+//!   bound would pass); the default clock ([`DefaultClock`], the [`CoarseClock`]) is
+//!   monotonic (built on [`MonotonicClock`]), so an NTP step inside the process never moves
+//!   it backwards. After a restart,
 //!   [`GeneratorBuilder::resume_after`] continues past a persisted last ID, and
 //!   [`GeneratorBuilder::build_claimed`] takes the node id from a store with a window the
 //!   next holder of that id starts after (see [`claim`]).
@@ -47,11 +48,11 @@
 //!
 //! | path | cost per ID (one thread) | ordering | pick it when |
 //! |---|---|---|---|
-//! | [`Generator::next_id`] on [`MonotonicClock`] | a TSC read and one CAS | strictly increasing per generator | the default: any thread, any time |
-//! | the same on [`CoarseClock`] | one relaxed load and one CAS | the same; the time may lag by about a millisecond | a hot path where a millisecond of lag in the time part is fine |
+//! | [`Generator::next_id`] on the default [`CoarseClock`] | one relaxed load and one CAS | strictly increasing per generator; the time may lag by about a millisecond | the default: any thread, any time |
+//! | the same on [`MonotonicClock`] | a TSC read and one CAS | the same, the time exact to the tick | IDs whose time must not lag |
 //! | [`Generator::next_ids`], [`Generator::ids`] | one CAS per tick per batch | the same | you need many IDs at once (a bulk insert) |
 //! | [`ShardedGenerator::next_id`] | a thread-local read, then as above | strictly increasing per thread, ordered by tick across shards | many threads mint flat out and you can spend a node id per core |
-//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load and a plain store | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
+//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load, an add and a plain store | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
 //!
 //! Share one generator per node among all threads: it is `Sync`. In an `Arc`
 //! (`Arc::new(generator)`, cloned into each thread or task), in a `static`
@@ -125,7 +126,7 @@
 //! | clock behind | throws, state unchanged | keeps counting on the last tick, sleeps as long as the clock jumped | your choice of either, or wait; every wait bounded |
 //! | sequence exhausted | busy-spins to the next ms | sleeps to the next unit holding a mutex | sleeps while far, spins at the boundary, no lock |
 //! | past the lifetime | IDs silently turn negative | `over the time limit` | [`MintError::PastLifetime`] |
-//! | clock | wall clock | wall clock | monotonic, anchored to the wall clock (or [`CoarseClock`], [`SystemClock`], [`ManualClock`]) |
+//! | clock | wall clock | wall clock | monotonic, anchored to the wall clock ([`CoarseClock`] by default; or [`MonotonicClock`], [`SystemClock`], [`ManualClock`]) |
 //! | first ID | time part may be 0 | time part never 0 | as Sonyflake |
 //! | machine id from IP | - | first private IPv4, last two octets | same rule, [`node::private_ip_machine_id`] |
 //! | out-of-range fields | masked | range-checked | range-checked, never masked |

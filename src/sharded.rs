@@ -4,7 +4,7 @@
 use core::fmt;
 use core::ops::Range;
 
-use crate::clock::{Clock, MonotonicClock};
+use crate::clock::Clock;
 use crate::error::{Error, MintError};
 use crate::generator::{Common, DefaultClock, Generator, Ids, common_setters};
 use crate::id::Id;
@@ -68,17 +68,17 @@ fn thread_index() -> u32 {
     INDEX.with(|i| *i)
 }
 
-impl ShardedGenerator<MonotonicClock> {
-    /// Starts building a sharded generator for `layout`, on the default monotonic clock
-    /// (one clock, cloned into every shard).
-    pub fn builder(layout: Layout) -> ShardedBuilder<MonotonicClock> {
+impl ShardedGenerator<DefaultClock> {
+    /// Starts building a sharded generator for `layout`, on the default clock
+    /// ([`DefaultClock`], one clock, cloned into every shard).
+    pub fn builder(layout: Layout) -> ShardedBuilder<DefaultClock> {
         ShardedBuilder {
             layout,
             nodes: None,
             shards: None,
             common: Common::default(),
             resume_after: Vec::new(),
-            clock: MonotonicClock::new(),
+            clock: DefaultClock::new(),
         }
     }
 }

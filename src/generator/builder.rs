@@ -11,7 +11,6 @@ use super::LeaseWaiters;
 use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator, HeldClaim};
 use crate::clock::Clock;
 #[cfg(feature = "std")]
-use crate::clock::MonotonicClock;
 use crate::error::Error;
 use crate::id::Id;
 use crate::layout::Layout;
@@ -21,10 +20,10 @@ use crate::state::Shape;
 use crate::sync::AtomicU64;
 
 #[cfg(feature = "std")]
-impl Generator<MonotonicClock> {
+impl Generator<DefaultClock> {
     /// Starts building a generator for `layout`, on the default monotonic clock.
-    pub fn builder(layout: Layout) -> GeneratorBuilder<MonotonicClock> {
-        GeneratorBuilder::with_clock(layout, MonotonicClock::new())
+    pub fn builder(layout: Layout) -> GeneratorBuilder<DefaultClock> {
+        GeneratorBuilder::with_clock(layout, DefaultClock::new())
     }
 }
 

@@ -124,6 +124,12 @@ pub struct Lease<'g, C: Clock = DefaultClock> {
     /// start does not fit in a `u64` (then every call takes the slow path).
     tick_start: u64,
     tick_len: u64,
+    /// The ID of `word`, how far apart consecutive sequence numbers' IDs lie, and how many
+    /// sequence numbers the tick has left: the fast path's next ID is `id + step`, with no
+    /// repacking (`Generator::id_of(word + 1)`, which the tests check it against).
+    id: u64,
+    step: u64,
+    left: u64,
 }
 
 impl<'g, C: Clock> Lease<'g, C> {
@@ -133,6 +139,9 @@ impl<'g, C: Clock> Lease<'g, C> {
             word,
             tick_start: 0,
             tick_len: 0,
+            id: 0,
+            step: 0,
+            left: 0,
         };
         lease.cache(word);
         lease
@@ -145,6 +154,9 @@ impl<'g, C: Clock> Lease<'g, C> {
             Ok(start) if start.checked_add(g.unit_ns).is_some() => (start, g.unit_ns),
             _ => (0, 0),
         };
+        self.id = g.id_of(word);
+        self.step = g.sequence_step();
+        self.left = g.shape.max_sequence - g.shape.sequence(word);
     }
 
     /// Mints the next ID as [`Generator::next_id`] does, with a store instead of a CAS.
@@ -168,15 +180,20 @@ impl<'g, C: Clock> Lease<'g, C> {
 
     /// The fast path: the generator's decision, on the cached tick bounds, and a plain
     /// store.
+    /// The generator's decision (`step_in_tick`: sequence left, and the clock's recent
+    /// reading inside the word's tick), on the lease's cached counts.
     #[inline(always)]
     fn mint_same_tick(&mut self) -> Option<Id> {
         let g = self.generator;
-        let word = self.word;
-        let (start, len) = (self.tick_start, self.tick_len);
-        let next = g.step_in_tick(word, |now| now.wrapping_sub(start) < len)?;
-        self.word = next;
-        let _ = g.commit::<true>(word, next);
-        Some(g.id(next))
+        if self.left == 0 || g.clock.recent_unix_ns().wrapping_sub(self.tick_start) >= self.tick_len
+        {
+            return None;
+        }
+        self.left -= 1;
+        self.word += 1;
+        self.id += self.step;
+        let _ = g.commit::<true>(self.word - 1, self.word);
+        Some(Id::from_raw(self.id))
     }
 
     /// The slow path of both: the generator's (it reloads the word itself, so a copy

@@ -10,7 +10,6 @@ use crossbeam_utils::CachePadded;
 use super::LeaseWaiters;
 use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator, HeldClaim};
 use crate::clock::Clock;
-#[cfg(feature = "std")]
 use crate::error::Error;
 use crate::id::Id;
 use crate::layout::Layout;
@@ -21,7 +20,7 @@ use crate::sync::AtomicU64;
 
 #[cfg(feature = "std")]
 impl Generator<DefaultClock> {
-    /// Starts building a generator for `layout`, on the default monotonic clock.
+    /// Starts building a generator for `layout`, on the default clock ([`DefaultClock`]).
     pub fn builder(layout: Layout) -> GeneratorBuilder<DefaultClock> {
         GeneratorBuilder::with_clock(layout, DefaultClock::new())
     }

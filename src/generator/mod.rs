@@ -25,7 +25,6 @@ use core::time::Duration;
 use crossbeam_utils::CachePadded;
 
 use crate::clock::Clock;
-#[cfg(feature = "std")]
 use crate::error::MintError;
 use crate::id::Id;
 use crate::layout::Layout;

@@ -81,6 +81,24 @@ fn decode(c: &mut Criterion) {
                 b.iter(|| d.decode(black_box(&input), columns(&mut out)).unwrap())
             });
         }
+        // One column (timestamps only: the most common analytics case) on the measured
+        // backend, against copying the same bytes (issue 17, goal 6: at most 1.3x).
+        let fastest = Decoder::new(&layout);
+        group.bench_function(
+            format!("one_column_unix_ms/{}", fastest.backend().name()),
+            |b| {
+                b.iter(|| {
+                    let cols = Columns {
+                        unix_ms: Some(&mut out[1]),
+                        ..Columns::default()
+                    };
+                    fastest.decode(black_box(&input), cols).unwrap()
+                })
+            },
+        );
+        group.bench_function("one_column_copy_reference", |b| {
+            b.iter(|| out[1].copy_from_slice(black_box(&input)))
+        });
         // Bandwidth reference: the same output bytes (four u64 columns) written by
         // `copy_from_slice` from the input.
         group.bench_function("copy_reference", |b| {

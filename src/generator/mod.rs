@@ -42,8 +42,11 @@ use crate::sync::{self, AtomicU64, Ordering};
 /// for IDs whose time is exact to the tick, at a TSC read per ID. The default exists with
 /// `std` only; without it there is no default, and [`GeneratorBuilder::with_clock`] names
 /// the clock.
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", not(flakeid_loom)))]
 pub type DefaultClock = crate::clock::CoarseClock;
+/// Under the loom models (no background thread there), the default is the precise clock.
+#[cfg(all(feature = "std", flakeid_loom))]
+pub type DefaultClock = crate::clock::MonotonicClock;
 /// Without `std` the default clock type parameter is this placeholder, which cannot be
 /// named by a public path nor made, so no `no_std` code can depend on the default: turning
 /// `std` on (it makes the default [`CoarseClock`](crate::CoarseClock)) then breaks nothing.

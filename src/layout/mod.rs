@@ -132,10 +132,10 @@ pub const MAX_BITS: u32 = 64;
 
 /// The low `bits` bits set (0 to 64 bits).
 pub(crate) const fn mask(bits: u8) -> u64 {
-    if bits == 0 {
-        0
-    } else {
-        u64::MAX >> (64 - bits as u32)
+    // Branch-free: a shift by 64 (bits = 0) is `None`, so 0.
+    match u64::MAX.checked_shr(64 - bits as u32) {
+        Some(m) => m,
+        None => 0,
     }
 }
 

@@ -857,3 +857,22 @@ fn decode_backends_agree_and_can_be_chosen() {
         String::from_utf8_lossy(&both.stderr)
     );
 }
+
+/// Windows line ends decode as Unix ones do, on the fast path and off it (a bad line, a
+/// last line without an ending).
+#[test]
+fn crlf_input_decodes_as_lf_input() {
+    let ids = ok(&["gen", "-n", "5000", "--node", "3"]);
+    let lf = flakeid(&["decode", "--json"], Some(&format!("{ids}bad\n0x1")));
+    let crlf_text = format!("{}bad\r\n0x1", ids.replace('\n', "\r\n"));
+    let crlf = flakeid(&["decode", "--json"], Some(&crlf_text));
+    assert_eq!(String::from_utf8_lossy(&lf.stdout).lines().count(), 5001);
+    assert_eq!(crlf.stdout, lf.stdout);
+    assert_eq!(
+        crlf.stderr,
+        lf.stderr,
+        "{}",
+        String::from_utf8_lossy(&crlf.stderr)
+    );
+    assert_eq!(crlf.status.code(), Some(1));
+}

@@ -5,15 +5,8 @@ use std::time::Duration;
 use flakeid::decode::{Backend, Columns, Decoder};
 use flakeid::{Error, Layout, Order};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+mod common;
+use common::Rng;
 
 fn layouts(rng: &mut Rng) -> Vec<Layout> {
     // The 64-bit presets and a 64-bit Sonyflake-ordered layout on the epoch's grid: IDs

@@ -190,11 +190,9 @@ fn strictly_increasing_under_every_policy_whatever_the_clock_does() {
             .unwrap();
         let mut last = 0;
         let mut minted = 0;
-        let mut rng = 0x1234_5678_9ABC_DEF1u64;
+        let mut rng = common::Rng(0x1234_5678_9ABC_DEF1);
         for _ in 0..20_000 {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
+            let rng = rng.next();
             match rng % 8 {
                 0 => clock.advance(Duration::from_micros(rng % 3_000)),
                 1 => clock.step_back(Duration::from_micros(rng % 2_000)),

@@ -18,6 +18,9 @@ use flakeid::{
     DISCORD_EPOCH_MS, Error, Generator, Grid, INSTAGRAM_EPOCH_MS, Layout, ManualClock, MintError,
 };
 
+mod common;
+use common::Rng;
+
 /// `flakeid decode --json --layout NAME ID`: the record's fields as text.
 fn cli_decode(layout: &str, id: u64) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
@@ -193,17 +196,6 @@ impl<const N: u64> TimeSource<u64> for SetClock<N> {
     const GRANULARITY_MILLIS: u64 = N;
     fn current_millis(&self) -> u64 {
         (self.unix_ms.load(Ordering::Relaxed) - self.epoch_ms) / N
-    }
-}
-
-/// xorshift: the same steps every run.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
     }
 }
 

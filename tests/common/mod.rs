@@ -18,3 +18,16 @@ pub fn tiny() -> Layout {
         .build()
         .unwrap()
 }
+
+/// xorshift64: the same steps every run, for tests that want many varied inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next value.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}

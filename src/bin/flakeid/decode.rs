@@ -92,8 +92,9 @@ fn encoding_hint(text: &str) -> &'static str {
 
 impl<W: Write> DecodeStream<'_, W> {
     /// Takes the first complete line of `block` (the input from a line's start), if it has
-    /// one, and returns its length with the newline. A line of only decimal digits is read
-    /// in the same pass that finds its end; any other goes to [`Self::push_bytes`].
+    /// one, and returns its length with the newline. A line of only decimal digits (up to
+    /// 19, so no overflow) is read in the same pass that finds its end; any other (20
+    /// digits, hex, base32, JSON, bad text) goes to [`Self::push_bytes`]'s full parser.
     #[inline]
     fn take_line(&mut self, block: &[u8], number: u64) -> CliResult<Option<usize>> {
         let decimal = matches!(self.encoding, InputEncoding::Auto | InputEncoding::Decimal);
@@ -104,12 +105,15 @@ impl<W: Write> DecodeStream<'_, W> {
             v = v * 10 + u64::from(block[i] - b'0');
             i += 1;
         }
-        if decimal && i > 0 && block.get(i) == Some(&b'\n') && v <= self.decoder.layout().max_id() {
-            self.ids.push(v);
-            if self.ids.len() == DECODE_BATCH {
-                self.flush_batch()?;
-            }
-            return Ok(Some(i + 1));
+        // The digits end the line (`\n`, or Windows' `\r\n`).
+        let ending = match (block.get(i), block.get(i + 1)) {
+            (Some(b'\n'), _) => 1,
+            (Some(b'\r'), Some(b'\n')) => 2,
+            _ => 0,
+        };
+        if decimal && i > 0 && ending > 0 && v <= self.decoder.layout().max_id() {
+            self.push_id(v)?;
+            return Ok(Some(i + ending));
         }
         let Some(end) = block[i..].iter().position(|&b| b == b'\n').map(|e| i + e) else {
             return Ok(None);
@@ -124,29 +128,22 @@ impl<W: Write> DecodeStream<'_, W> {
         Ok(Some(end + 1))
     }
 
+    /// Queues a good ID, decoding the batch once it is full.
+    #[inline]
+    fn push_id(&mut self, id: u64) -> CliResult {
+        self.ids.push(id);
+        if self.ids.len() == DECODE_BATCH {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
     /// Takes one line (or argument) as bytes: skips it when blank, else decodes it or
     /// reports it, with `number` in the report.
     fn push_bytes(&mut self, what: &str, number: u64, bytes: &[u8]) -> CliResult {
         let trimmed = bytes.trim_ascii();
         if trimmed.is_empty() {
             return Ok(());
-        }
-        // The common line, a decimal ID of up to 19 digits (no overflow), read here; the
-        // rest (20 digits, hex, base32, JSON, bad text) goes through the full parser.
-        if trimmed.len() <= 19
-            && matches!(self.encoding, InputEncoding::Auto | InputEncoding::Decimal)
-            && trimmed.iter().all(u8::is_ascii_digit)
-        {
-            let id = trimmed
-                .iter()
-                .fold(0u64, |v, &d| v * 10 + u64::from(d - b'0'));
-            if id <= self.decoder.layout().max_id() {
-                self.ids.push(id);
-                if self.ids.len() == DECODE_BATCH {
-                    self.flush_batch()?;
-                }
-                return Ok(());
-            }
         }
         let result = match std::str::from_utf8(trimmed) {
             Ok(text) => self.parse(text),
@@ -156,12 +153,7 @@ impl<W: Write> DecodeStream<'_, W> {
             }),
         };
         match result {
-            Ok(id) => {
-                self.ids.push(id);
-                if self.ids.len() == DECODE_BATCH {
-                    self.flush_batch()?;
-                }
-            }
+            Ok(id) => self.push_id(id)?,
             Err(bad) => {
                 // Every good line before this one is out before the report.
                 self.flush_batch()?;

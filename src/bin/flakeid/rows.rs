@@ -274,6 +274,9 @@ impl RowWriter {
             len: 0,
         };
         let l = &mut line;
+        // JSON and CSV have one shape, spelled out twice on purpose: each separator is a
+        // literal, so each copy is of a known size and inlined. A shared table of
+        // separators measured about 10% slower for JSON.
         match self.format {
             DecodeFormat::Json => {
                 l.bytes(b"{\"id\":\"");

@@ -175,3 +175,32 @@ fn the_scalar_decoder_writes_only_its_columns() {
         }
     }
 }
+
+/// The `u32` columns and the decoder's own aligned buffers (raw-pointer writes into
+/// offset slices of a `Vec`, reused and regrown) under Miri, on the scalar kernel.
+#[test]
+fn the_scalar_decoder_fills_narrow_columns_and_its_own_buffers() {
+    use flakeid::decode::{Backend, ColumnBuffers, Decoder, Fields, NarrowColumns, Stores};
+    let layout = Layout::snowflake();
+    let decoder = Decoder::with_backend(&layout, Backend::Scalar);
+    let mut out = ColumnBuffers::new(Fields::ALL).stores(Stores::NonTemporal);
+    for len in [0usize, 5, 2, 9, 17, 1] {
+        let ids: Vec<u64> = (0..len as u64).map(|i| (i << 22) | (3 << 12) | i).collect();
+        let (mut seq, mut ms) = (vec![0u32; len], vec![0u64; len]);
+        let cols = NarrowColumns {
+            sequence: Some(&mut seq),
+            unix_ms: Some(&mut ms),
+            ..NarrowColumns::default()
+        };
+        assert_eq!(decoder.decode_narrow(&ids, cols), Ok(()));
+        decoder.decode_into(&ids, &mut out).unwrap();
+        for i in 0..len {
+            assert_eq!(seq[i], i as u32);
+            assert_eq!(out.sequence().unwrap()[i], i as u32);
+            assert_eq!(out.node().unwrap()[i], 3);
+            assert_eq!(out.ticks().unwrap()[i], i as u64);
+            assert_eq!(out.unix_ms().unwrap()[i], ms[i]);
+        }
+        assert_eq!(out.len(), len);
+    }
+}

@@ -3,6 +3,11 @@
 //! (`Decoder::with_backend(layout, Backend::Scalar)`). The kernels live in `scalar` and
 //! `x86_64`.
 //!
+//! Three ways to give the columns: [`Columns`] (`u64` slices you own), [`NarrowColumns`]
+//! (the sequence and node as `u32`: half their bytes) and, with `std`, [`ColumnBuffers`]
+//! (the decoder allocates them 64-byte aligned, reuses them across calls, and can write
+//! them with non-temporal stores).
+//!
 //! ```
 //! use flakeid::decode::{Columns, Decoder};
 //! use flakeid::Layout;
@@ -18,9 +23,14 @@
 //! # Ok::<(), flakeid::Error>(())
 //! ```
 
+#[cfg(feature = "std")]
+mod buffers;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
+
+#[cfg(feature = "std")]
+pub use buffers::{ColumnBuffers, Fields, Stores};
 
 use crate::error::Error;
 use crate::layout::Layout;
@@ -79,12 +89,77 @@ impl Plan {
 }
 
 /// Raw column pointers, null where a column is not wanted. Built only by
-/// [`Decoder::decode`], which checked every length against the input.
+/// [`Decoder::decode`], [`Decoder::decode_narrow`] and [`Decoder::decode_into`], which
+/// checked every length against the input. At most one of `sequence` / `sequence32` (and
+/// of `node` / `node32`) is non-null; a `*32` column is used only when its field fits 32
+/// bits.
 struct Out {
     ticks: *mut u64,
     unix_ms: *mut u64,
     sequence: *mut u64,
     node: *mut u64,
+    sequence32: *mut u32,
+    node32: *mut u32,
+    /// The `u32` sequence and node columns are the ones to fill (`sequence32`, `node32`);
+    /// else the `u64` ones.
+    narrow: bool,
+    /// Non-temporal stores in the vector loops. Set only by [`Decoder::decode_into`],
+    /// whose columns start on a 64-byte boundary, so every vector store of rows from 0 in
+    /// steps of the vector width is aligned to its own width.
+    stream: bool,
+}
+
+impl Out {
+    const NONE: Out = Out {
+        ticks: core::ptr::null_mut(),
+        unix_ms: core::ptr::null_mut(),
+        sequence: core::ptr::null_mut(),
+        node: core::ptr::null_mut(),
+        sequence32: core::ptr::null_mut(),
+        node32: core::ptr::null_mut(),
+        narrow: false,
+        stream: false,
+    };
+}
+
+/// A `u32` column's pointer, null if not wanted; fails if the field is wider than 32 bits.
+fn narrow(column: &'static str, bits: u32, c: Option<&mut [u32]>) -> Result<*mut u32, Error> {
+    match c {
+        None => Ok(core::ptr::null_mut()),
+        Some(_) if bits > 32 => Err(Error::ColumnTooNarrow { column, bits }),
+        Some(c) => Ok(c.as_mut_ptr()),
+    }
+}
+
+/// [`Error::ColumnLength`] for the first wanted column whose length is not `n`.
+fn check_lengths(n: usize, lens: [(&'static str, Option<usize>); 4]) -> Result<(), Error> {
+    for (column, len) in lens {
+        if let Some(len) = len
+            && len != n
+        {
+            return Err(Error::ColumnLength {
+                column,
+                len,
+                expected: n,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Like [`Columns`], with the sequence and node in `u32` columns: half the bytes written
+/// for those two fields. For layouts whose sequence and node fit 32 bits (every preset);
+/// [`Decoder::decode_narrow`] refuses a wider field with [`Error::ColumnTooNarrow`].
+#[derive(Debug, Default)]
+pub struct NarrowColumns<'a> {
+    /// Ticks since the layout's epoch.
+    pub ticks: Option<&'a mut [u64]>,
+    /// Unix milliseconds at the start of the tick (epoch and unit applied, rounded down).
+    pub unix_ms: Option<&'a mut [u64]>,
+    /// Sequence numbers.
+    pub sequence: Option<&'a mut [u32]>,
+    /// Node ids.
+    pub node: Option<&'a mut [u32]>,
 }
 
 /// Proof that this CPU has AVX2: only [`Avx2::detect`] makes one.
@@ -327,48 +402,102 @@ impl Decoder {
     /// values are meaningless and must not be used: its sequence and node are masked to
     /// their fields, but its ticks (and so unix_ms) carry the ID's bits above the layout.
     pub fn decode(&self, ids: &[u64], mut cols: Columns<'_>) -> Result<(), Error> {
-        let n = ids.len();
-        for (name, col) in [
-            ("ticks", &cols.ticks),
-            ("unix_ms", &cols.unix_ms),
-            ("sequence", &cols.sequence),
-            ("node", &cols.node),
-        ] {
-            if let Some(c) = col
-                && c.len() != n
-            {
-                return Err(Error::ColumnLength {
-                    column: name,
-                    len: c.len(),
-                    expected: n,
-                });
-            }
-        }
-        let ptr = |c: &mut Option<&mut [u64]>| {
-            c.as_deref_mut()
-                .map_or(core::ptr::null_mut(), <[u64]>::as_mut_ptr)
-        };
+        check_lengths(
+            ids.len(),
+            [
+                ("ticks", cols.ticks.as_ref().map(|c| c.len())),
+                ("unix_ms", cols.unix_ms.as_ref().map(|c| c.len())),
+                ("sequence", cols.sequence.as_ref().map(|c| c.len())),
+                ("node", cols.node.as_ref().map(|c| c.len())),
+            ],
+        )?;
         let out = Out {
             ticks: ptr(&mut cols.ticks),
             unix_ms: ptr(&mut cols.unix_ms),
             sequence: ptr(&mut cols.sequence),
             node: ptr(&mut cols.node),
+            ..Out::NONE
         };
+        // SAFETY: every column is null or exactly `ids.len()` long (checked above).
+        unsafe { self.run(ids, &out) }
+    }
+
+    /// Decodes `ids` into the wanted columns, the sequence and node as `u32`.
+    ///
+    /// The same as [`Decoder::decode`] (the same values, errors and rules for a bad row),
+    /// plus [`Error::ColumnTooNarrow`] (writing nothing) if a wanted `u32` column's field
+    /// is wider than 32 bits.
+    ///
+    /// ```
+    /// use flakeid::decode::{Decoder, NarrowColumns};
+    /// use flakeid::Layout;
+    ///
+    /// let ids = [2116500430648709162u64, 2116500430648709163];
+    /// let (mut seq, mut node) = ([0u32; 2], [0u32; 2]);
+    /// let cols = NarrowColumns { sequence: Some(&mut seq), node: Some(&mut node), ..NarrowColumns::default() };
+    /// Decoder::new(&Layout::snowflake()).decode_narrow(&ids, cols)?;
+    /// assert_eq!((seq, node), ([42, 43], [113; 2]));
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
+    pub fn decode_narrow(&self, ids: &[u64], mut cols: NarrowColumns<'_>) -> Result<(), Error> {
+        check_lengths(
+            ids.len(),
+            [
+                ("ticks", cols.ticks.as_ref().map(|c| c.len())),
+                ("unix_ms", cols.unix_ms.as_ref().map(|c| c.len())),
+                ("sequence", cols.sequence.as_ref().map(|c| c.len())),
+                ("node", cols.node.as_ref().map(|c| c.len())),
+            ],
+        )?;
+        let out = Out {
+            ticks: ptr(&mut cols.ticks),
+            unix_ms: ptr(&mut cols.unix_ms),
+            sequence32: narrow("sequence", self.layout.sequence_bits(), cols.sequence)?,
+            node32: narrow("node", self.layout.node_bits(), cols.node)?,
+            narrow: true,
+            ..Out::NONE
+        };
+        // SAFETY: every column is null or exactly `ids.len()` long (checked above).
+        unsafe { self.run(ids, &out) }
+    }
+
+    /// Runs the backend's kernel, then names the first bad ID if there was one.
+    ///
+    /// # Safety
+    /// Every non-null column of `out` is valid for `ids.len()` writes; if `out.stream`,
+    /// every non-null column starts on a 64-byte boundary.
+    unsafe fn run(&self, ids: &[u64], out: &Out) -> Result<(), Error> {
         let plan = &self.plan;
+        // One copy of each kernel per column width and store kind, so that neither is
+        // tested inside the loop.
         let bad = match self.backend {
-            // SAFETY: every column is null or exactly `ids.len()` long (checked above).
-            Backend::Scalar => unsafe { scalar::kernel(plan, &self.layout, ids, &out, 0) },
+            // SAFETY: the caller's contract.
+            Backend::Scalar => unsafe { scalar_kernel(plan, &self.layout, ids, out) },
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the Avx2 token exists only if the CPU has AVX2; every column is
-            // either null or exactly `ids.len()` long (checked above).
-            Backend::Avx2(_) => unsafe { x86_64::avx2(plan, &self.layout, ids, &out) },
+            // SAFETY: the Avx2 token exists only if the CPU has AVX2; the columns are as
+            // the caller promised.
+            Backend::Avx2(_) => unsafe {
+                match (out.narrow, out.stream) {
+                    (false, false) => x86_64::avx2::<false, false>(plan, &self.layout, ids, out),
+                    (false, true) => x86_64::avx2::<false, true>(plan, &self.layout, ids, out),
+                    (true, false) => x86_64::avx2::<true, false>(plan, &self.layout, ids, out),
+                    (true, true) => x86_64::avx2::<true, true>(plan, &self.layout, ids, out),
+                }
+            },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: the Avx512 token exists only if the CPU has AVX-512 F and DQ; the
-            // columns are null or `ids.len()` long.
-            Backend::Avx512(_) => unsafe { x86_64::avx512(plan, &self.layout, ids, &out) },
+            // columns are as the caller promised.
+            Backend::Avx512(_) => unsafe {
+                match (out.narrow, out.stream) {
+                    (false, false) => x86_64::avx512::<false, false>(plan, &self.layout, ids, out),
+                    (false, true) => x86_64::avx512::<false, true>(plan, &self.layout, ids, out),
+                    (true, false) => x86_64::avx512::<true, false>(plan, &self.layout, ids, out),
+                    (true, true) => x86_64::avx512::<true, true>(plan, &self.layout, ids, out),
+                }
+            },
             #[cfg(not(target_arch = "x86_64"))]
-            // SAFETY: every column is null or exactly `ids.len()` long (checked above).
-            _ => unsafe { scalar::kernel(plan, &self.layout, ids, &out, 0) },
+            // SAFETY: the caller's contract.
+            _ => unsafe { scalar_kernel(plan, &self.layout, ids, out) },
         };
         if bad != 0 {
             let id = ids
@@ -383,4 +512,25 @@ impl Decoder {
         }
         Ok(())
     }
+}
+
+/// The scalar kernel on the columns `out.narrow` names.
+///
+/// # Safety
+/// Every non-null column of `out` is valid for `ids.len()` writes.
+unsafe fn scalar_kernel(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out) -> u64 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if out.narrow {
+            scalar::kernel::<true>(plan, layout, ids, out, 0)
+        } else {
+            scalar::kernel::<false>(plan, layout, ids, out, 0)
+        }
+    }
+}
+
+/// A column's pointer, null if not wanted.
+fn ptr<T>(c: &mut Option<&mut [T]>) -> *mut T {
+    c.as_deref_mut()
+        .map_or(core::ptr::null_mut(), <[T]>::as_mut_ptr)
 }

@@ -204,6 +204,13 @@ pub enum Error {
         /// The number of IDs.
         expected: usize,
     },
+    /// A `u32` batch-decode column for a field wider than 32 bits.
+    ColumnTooNarrow {
+        /// The column's name.
+        column: &'static str,
+        /// The field's width in this layout.
+        bits: u32,
+    },
     /// Text that is not a valid ID, timestamp or layout.
     Parse(ParseError),
     /// Minting failed (see [`MintError`]); for callers that gather every error in one.
@@ -306,6 +313,10 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "column {column} holds {len} rows, not the {expected} IDs given"
+            ),
+            Error::ColumnTooNarrow { column, bits } => write!(
+                f,
+                "column {column} is u32 but this layout's {column} field has {bits} bits; decode it into a u64 column (Decoder::decode with Columns)"
             ),
             Error::Parse(e) => fmt::Display::fmt(e, f),
             Error::Mint(e) => fmt::Display::fmt(e, f),

@@ -449,7 +449,7 @@ mod add_path {
     }
 
     impl AddGenerator {
-        /// One sequence bit; a one-bit guard for the generator's variants, so a few adds
+        /// One sequence bit; a two-bit guard for the generator's variants, so a few adds
         /// reach its top bit and compaction runs.
         pub fn new(variant: Variant, policy: ClockPolicy) -> Self {
             let plain = Shape {
@@ -460,8 +460,12 @@ mod add_path {
             };
             let shape = match variant {
                 Variant::CarryIntoTick => plain,
+                // Two guard bits: spent words from the floor up hold 2^(1 + 2 - 1) = 4 adds
+                // past the top bit before a carry, more than the two threads can have
+                // between their add and their compaction (with one bit, two threads carry
+                // into the next tick, and loom finds it).
                 _ => Shape {
-                    guard_bits: 1,
+                    guard_bits: 2,
                     ..plain
                 },
             };

@@ -255,8 +255,14 @@ impl<C: Clock> Drop for Lease<'_, C> {
         // shared one (they handed out nothing). Release: whoever next acquires the word
         // sees it after every store of the lease. Then the waiters are woken (see
         // `LeaseWaiters`: clear first, then notify).
-        g.state
-            .store(g.held.load(Ordering::Relaxed), Ordering::Release);
+        let held = g.held.load(Ordering::Relaxed);
+        let mut word = g.state.load(Ordering::Relaxed);
+        while let Err(actual) =
+            g.state
+                .compare_exchange_weak(word, held, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            word = actual;
+        }
         self.generator.wake_lease_waiters();
     }
 }

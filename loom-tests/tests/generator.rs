@@ -431,6 +431,7 @@ mod add_path {
         Generator,
         CarryIntoTick,
         CompactByStore,
+        UndoByStore,
     }
 
     pub struct AddGenerator {
@@ -483,7 +484,10 @@ mod add_path {
             if !s.is_spent(made) && s.ticks(made) == now {
                 return Got::Id(now, s.sequence(made));
             }
-            if let Err(mut word) =
+            if self.variant == Variant::UndoByStore {
+                // The bug: a plain store takes back every add that came after this one.
+                self.state.store(made - 1, Ordering::Release);
+            } else if let Err(mut word) =
                 self.state
                     .compare_exchange(made, made - 1, Ordering::AcqRel, Ordering::Acquire)
             {
@@ -540,9 +544,13 @@ fn race_adds(variant: add_path::Variant, mover: bool) {
                 let now = clock.load(Ordering::Acquire);
                 match g.next(now) {
                     Got::Id(tick, seq) => {
+                        // Ahead of the clock means ahead of what it reads now, after the
+                        // mint: under Continue, a thread whose reading (`now`) is stale
+                        // mints in the newer tick another thread saw, as the CAS path does.
+                        let after = clock.load(Ordering::Acquire);
                         assert!(
-                            tick <= now,
-                            "an ID ahead of the clock: tick {tick} at {now}"
+                            tick <= after,
+                            "an ID ahead of the clock: tick {tick} at {after} (read {now} before)"
                         );
                         ids.push(tick << 1 | seq);
                     }
@@ -589,15 +597,27 @@ fn the_known_wrong_carry_is_caught() {
     );
 }
 
-/// The models bite: a compaction by plain store can land after another thread's CAS moved
-/// the word to a new tick, taking the word back below an ID handed out: a duplicate.
+/// The models bite: an undo by plain store (instead of a CAS from the word this add made)
+/// can land after another thread's add handed out the next word, taking the state back
+/// below that ID, so the next add hands it out again: a duplicate.
 #[test]
-fn a_compaction_by_store_is_caught() {
-    let message = must_fail("the duplicate of a compaction by store", || {
-        loom::model(|| race_adds(add_path::Variant::CompactByStore, true));
+fn an_undo_by_store_is_caught() {
+    let message = must_fail("the duplicate of an undo by store", || {
+        loom::model(|| race_adds(add_path::Variant::UndoByStore, true));
     });
     assert!(
         message.contains("duplicate ID") || message.contains("per-thread order"),
         "failed for another reason: {message}"
     );
+}
+
+/// A compaction by plain store is wrong too (it can land after another thread's CAS moved
+/// the word to a new tick), but two threads never reach a compaction: each has at most one
+/// add outstanding, and a compaction needs the spent words past the guard's top bit (four
+/// adds with this model's two guard bits; 2^15 with the real generator's narrowest guard).
+/// So this model passes with that bug, and the test says so: the compaction CAS is covered
+/// by the state unit tests (`state::tests`), not by loom.
+#[test]
+fn two_threads_never_reach_a_compaction() {
+    loom::model(|| race_adds(add_path::Variant::CompactByStore, true));
 }

@@ -19,7 +19,9 @@ use ferroid::generator::{
     AtomicSnowflakeGenerator, BasicSnowflakeGenerator, LockSnowflakeGenerator,
 };
 use ferroid::time::MonotonicClock as FerroidClock;
-use flakeid::{Clock, CoarseClock, Generator, Id, Layout, MonotonicClock, ShardedGenerator};
+use flakeid::{
+    Clock, CoarseClock, FastPath, Generator, Id, Layout, MonotonicClock, ShardedGenerator,
+};
 
 /// A layout whose sequence never runs out in practice (22 bits per ms), so the benchmark
 /// measures the code, not the layout's cap: 1 sign bit, 37 time, 4 node, 22 sequence.
@@ -156,6 +158,19 @@ fn hot_path(c: &mut Criterion) {
     check("flakeid coarse", || gc.next_id().unwrap().get());
     group.bench_function("flakeid next_id (CoarseClock)", |b| {
         b.iter(|| black_box(gc.next_id().unwrap()))
+    });
+
+    // The same generator with the wait-free fast path: one fetch_add per ID.
+    let gadd = Generator::builder(wide())
+        .node(5)
+        .clock(CoarseClock::new())
+        .fast_path(FastPath::FetchAdd)
+        .build()
+        .unwrap();
+    assert_eq!(gadd.fast_path(), FastPath::FetchAdd);
+    check("flakeid coarse fetch_add", || gadd.next_id().unwrap().get());
+    group.bench_function("flakeid next_id (CoarseClock, FetchAdd fast path)", |b| {
+        b.iter(|| black_box(gadd.next_id().unwrap()))
     });
 
     let sharded = sharded_wide(2);
@@ -444,6 +459,18 @@ fn contention(c: &mut Criterion) {
         contention_group(c, threads, "flakeid shared next_id", |_, n, out| {
             each(n, out, || shared.next_id().unwrap().get())
         });
+        let shared_add = Generator::builder(wide())
+            .node(1)
+            .clock(CoarseClock::new())
+            .fast_path(FastPath::FetchAdd)
+            .build()
+            .unwrap();
+        contention_group(
+            c,
+            threads,
+            "flakeid shared next_id (FetchAdd fast path)",
+            |_, n, out| each(n, out, || shared_add.next_id().unwrap().get()),
+        );
         let sharded = sharded_wide(2);
         contention_group(
             c,

@@ -84,7 +84,7 @@
 //! | [`Layout`], [`LayoutBuilder`], [`Order`], [`Grid`], [`Parts`], [`Preset`] | the bit layout: presets, custom layouts, compose and decompose, ticks and instants |
 //! | [`TWEPOCH_MS`], [`SONYFLAKE_V2_EPOCH_MS`], [`SONYFLAKE_V1_EPOCH_MS`], [`DISCORD_EPOCH_MS`], [`INSTAGRAM_EPOCH_MS`], [`JAVASCRIPT_SAFE_BITS`], [`I64_SAFE_BITS`], [`MAX_BITS`], [`CLOCK_END_UNIX_NS`] | the references' epochs and the caps |
 //! | [`SonyflakeSettings`] | Sonyflake v2's settings, for [`Layout::sonyflake_v2`] |
-//! | [`Generator`], [`GeneratorBuilder`], [`DEFAULT_MAX_WAIT`], [`DefaultClock`] | the lock-free generator and its configuration |
+//! | [`Generator`], [`GeneratorBuilder`], [`DEFAULT_MAX_WAIT`], [`DefaultClock`], [`FastPath`] | the lock-free generator and its configuration (compare-and-swap, or wait-free `fetch_add`) |
 //! | [`ClockPolicy`] | what a generator does when the clock reads behind |
 //! | [`Ids`], [`Lease`], [`LeaseIds`] | batches as an iterator; exclusive, store-only minting |
 //! | [`ShardedGenerator`], [`ShardedBuilder`] | one generator per core, each its own node |
@@ -173,7 +173,9 @@ pub use generator::ClockPolicy;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use generator::DefaultClock;
 #[cfg(target_has_atomic = "64")]
-pub use generator::{DEFAULT_MAX_WAIT, Generator, GeneratorBuilder, Ids, Lease, LeaseIds};
+pub use generator::{
+    DEFAULT_MAX_WAIT, FastPath, Generator, GeneratorBuilder, Ids, Lease, LeaseIds,
+};
 pub use id::Id;
 #[cfg(feature = "std")]
 pub use layout::SonyflakeSettings;

@@ -20,14 +20,24 @@ pub const LEASED: u64 = 1 << 63;
 /// | bits | holds |
 /// |---|---|
 /// | 63 | the lease bit ([`LEASED`]), kept out of this function's way |
-/// | 62 ..= `sequence_bits + time_bits` | always 0 |
-/// | `sequence_bits + time_bits - 1` ..= `sequence_bits` | last tick used |
+/// | 62 ..= `tick_shift + tick width` | always 0 |
+/// | ..= `tick_shift` | last tick used |
+/// | `tick_shift - 1` ..= `sequence_bits` | the guard (`guard_bits` wide, often none) |
 /// | `sequence_bits - 1` ..= 0 | last sequence number used in that tick |
 ///
-/// Invariant: the word only ever increases, by compare-and-swap from the value the new one
-/// was computed from, so each (tick, sequence) pair is handed out at most once. Adding 1
-/// to a word whose sequence is full carries into the tick, which is exactly "move to the
-/// next tick with sequence 0".
+/// Invariant: the word is never below an ID's word that was handed out, and an ID's word
+/// is handed out once, by whoever moved the word onto it (by compare-and-swap from the
+/// value the new one was computed from, or by `fetch_add`).
+///
+/// **The guard.** A generator that mints by `fetch_add` (see `Generator`'s fast path) adds
+/// 1 without looking first, so the add that follows a full sequence would carry into the
+/// tick and claim the next tick before the clock reaches it. The guard field catches that
+/// carry instead: a word with any guard bit set is *spent* (its tick has no sequence left),
+/// is never an ID, and the slow path treats it as a full sequence. A spent word can be
+/// compacted back down to [`Shape::spent_floor`] (every word above that floor in the tick
+/// is spent, so nobody holds one). Shapes with no guard (`guard_bits == 0`) are the plain
+/// compare-and-swap generator's: there, adding 1 to a full sequence carries into the tick,
+/// which is exactly "move to the next tick with sequence 0".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     /// Width of the sequence field.
@@ -37,26 +47,52 @@ pub struct Shape {
     /// Largest tick count a generator can reach: the layout's, or the last tick a clock
     /// of `u64` nanoseconds names (in 2554), whichever comes first.
     pub max_ticks: u64,
+    /// Width of the guard between the sequence and the tick: 0 for a compare-and-swap
+    /// generator, the word's spare bits for one that mints by `fetch_add`.
+    pub guard_bits: u32,
 }
 
 impl Shape {
-    /// The shape of a layout's state word. Its tick field is bounded by what the clock
-    /// reaches, not the layout's time field: a 64-bit layout with no node field (Mastodon's
-    /// 48 time + 16 sequence) still packs in 63 bits, since no clock names a tick past
-    /// 2^45 milliseconds.
+    /// The shape of a layout's state word, with no guard. Its tick field is bounded by what
+    /// the clock reaches, not the layout's time field: a 64-bit layout with no node field
+    /// (Mastodon's 48 time + 16 sequence) still packs in 63 bits, since no clock names a tick
+    /// past 2^45 milliseconds.
     pub fn of(layout: &crate::Layout) -> Shape {
         let reach = (u64::MAX - layout.tick0_ns()) / layout.unit_ns();
         Shape {
             sequence_bits: layout.sequence_bits(),
             max_sequence: layout.max_sequence(),
             max_ticks: layout.max_ticks().min(reach),
+            guard_bits: 0,
         }
     }
 
-    /// Bits a word of this shape needs: the largest tick's width plus the sequence's. A
-    /// generator needs at most 63 (the top bit is [`LEASED`]).
+    /// This shape with a guard of every spare bit of the 63 (none if there are none).
+    pub const fn guarded(self) -> Shape {
+        let plain = Shape {
+            guard_bits: 0,
+            ..self
+        };
+        Shape {
+            guard_bits: 63u32.saturating_sub(plain.word_bits()),
+            ..self
+        }
+    }
+
+    /// Bits a word of this shape needs: the largest tick's width plus the guard's and the
+    /// sequence's. A generator needs at most 63 (the top bit is [`LEASED`]).
     pub const fn word_bits(self) -> u32 {
-        (u64::BITS - self.max_ticks.leading_zeros()) + self.sequence_bits
+        (u64::BITS - self.max_ticks.leading_zeros()) + self.guard_bits + self.sequence_bits
+    }
+
+    /// Where the tick field starts.
+    pub const fn tick_shift(self) -> u32 {
+        self.sequence_bits + self.guard_bits
+    }
+
+    /// The guard field's bits (0 without a guard).
+    pub const fn guard_mask(self) -> u64 {
+        ((1u64 << self.guard_bits) - 1) << self.sequence_bits
     }
 
     /// The word a new generator starts from: tick 0 with a full sequence, as Sonyflake
@@ -68,17 +104,46 @@ impl Shape {
 
     /// Packs (tick, sequence); both must be in range.
     pub const fn pack(self, ticks: u64, sequence: u64) -> u64 {
-        ticks << self.sequence_bits | sequence
+        ticks << self.tick_shift() | sequence
     }
 
     /// The tick of a word.
     pub const fn ticks(self, word: u64) -> u64 {
-        word >> self.sequence_bits
+        word >> self.tick_shift()
     }
 
     /// The sequence number of a word.
     pub const fn sequence(self, word: u64) -> u64 {
         word & self.max_sequence
+    }
+
+    /// Whether `word` is spent: a guard bit is set, so its tick has no sequence left and
+    /// the word is no ID (see the type's docs).
+    pub const fn is_spent(self, word: u64) -> bool {
+        word & self.guard_mask() != 0
+    }
+
+    /// The lowest spent word of `word`'s tick, which a spent word may be compacted to.
+    pub const fn spent_floor(self, word: u64) -> u64 {
+        self.pack(self.ticks(word), 0) | (1 << self.sequence_bits)
+    }
+
+    /// Whether `word` is spent past the guard's top bit: time to compact it, so that
+    /// however many adds follow, they cannot carry into the tick (each adder compacts
+    /// before it returns, so more than 2^(`sequence_bits + guard_bits - 1`) threads would
+    /// have to be caught between their add and their compaction at once).
+    pub const fn needs_compaction(self, word: u64) -> bool {
+        self.guard_bits > 0 && word & (1 << (self.tick_shift() - 1)) != 0
+    }
+
+    /// The word an ID-minting reader should see: a spent word as its tick's last sequence
+    /// number (what [`Generator::last_id`](crate::Generator::last_id) reports).
+    pub const fn settled(self, word: u64) -> u64 {
+        if self.is_spent(word) {
+            self.pack(self.ticks(word), self.max_sequence)
+        } else {
+            word
+        }
     }
 }
 
@@ -135,7 +200,12 @@ pub fn reserve(shape: Shape, word: u64, now: u64, policy: ClockPolicy, want: u64
             ClockPolicy::Continue => {}
         }
     }
-    let left = shape.max_sequence - shape.sequence(word);
+    // A spent word (guard bit set) has no sequence left.
+    let left = if shape.is_spent(word) {
+        0
+    } else {
+        shape.max_sequence - shape.sequence(word)
+    };
     if left > 0 {
         Step::Mint {
             first: word + 1,
@@ -155,10 +225,17 @@ mod tests {
     use super::*;
     use ClockPolicy::*;
 
+    impl Shape {
+        fn with_ticks(self, max_ticks: u64) -> Shape {
+            Shape { max_ticks, ..self }
+        }
+    }
+
     const S: Shape = Shape {
         sequence_bits: 2,
         max_sequence: 3,
         max_ticks: 15,
+        guard_bits: 0,
     };
 
     #[test]
@@ -251,6 +328,40 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_guarded_word_spends_its_tick_instead_of_carrying() {
+        let g = S.guarded();
+        assert_eq!(g.guard_bits, 63 - 4 - 2);
+        assert_eq!(g.word_bits(), 63);
+        let full = g.pack(5, 3);
+        // The add after a full sequence sets the guard, not the tick.
+        let spent = full + 1;
+        assert!(g.is_spent(spent) && !g.is_spent(full));
+        assert_eq!(g.ticks(spent), 5);
+        assert_eq!(g.settled(spent), full);
+        assert_eq!(g.spent_floor(spent + 1000), spent);
+        // A spent word is a full sequence to the state machine, under every policy.
+        for p in [Reject, Continue, Wait] {
+            assert_eq!(reserve(g, spent + 7, 5, p, 1), Step::WaitFor { until: 6 });
+            assert_eq!(
+                reserve(g, spent + 7, 6, p, 3),
+                Step::Mint {
+                    first: g.pack(6, 0),
+                    last: g.pack(6, 2)
+                }
+            );
+        }
+        assert_eq!(
+            reserve(g.with_ticks(5), spent, 5, Continue, 1),
+            Step::Expired
+        );
+        // Compaction is due at the guard's top bit, and not before.
+        let top = 1u64 << (g.tick_shift() - 1);
+        assert!(!g.needs_compaction(g.pack(5, 0) | (top - 1)));
+        assert!(g.needs_compaction(g.pack(5, 0) | top));
+        assert!(!S.needs_compaction(full + 1), "no guard, no compaction");
+    }
+
     /// Drives the machine with random clocks and policies: every minted word is larger
     /// than every earlier one, and never past the lifetime.
     #[test]
@@ -267,21 +378,36 @@ mod tests {
                 sequence_bits: (round % 5) as u32,
                 max_sequence: (1 << (round % 5)) - 1,
                 max_ticks: 63,
+                guard_bits: [0, 2, 3][round % 3],
             };
             let policy = [Reject, Continue, Wait][round % 3];
             let mut word = shape.initial();
             let mut clock = 1u64;
             let mut minted = 0;
+            let mut minted_last = 0;
             for _ in 0..500 {
                 match next() % 4 {
                     0 => clock += next() % 3,
                     1 => clock = clock.saturating_sub(next() % 3),
                     _ => {}
                 }
+                // A guarded word also takes blind adds (the fetch_add fast path's misses),
+                // compacted as the generator does.
+                if shape.guard_bits > 0 && next() % 3 == 0 {
+                    for _ in 0..next() % 9 {
+                        word += 1;
+                        if shape.needs_compaction(word) {
+                            word = shape.spent_floor(word);
+                        }
+                    }
+                }
                 let want = 1 + next() % 5;
                 match reserve(shape, word, clock, policy, want) {
                     Step::Mint { first, last } => {
                         assert!(first > word && last >= first && last - first < want);
+                        assert!(!shape.is_spent(first) && !shape.is_spent(last));
+                        assert!(first > minted_last || minted == 0);
+                        minted_last = last;
                         assert_eq!(shape.ticks(first), shape.ticks(last));
                         assert!(shape.ticks(last) <= shape.max_ticks);
                         word = last;
@@ -296,7 +422,10 @@ mod tests {
                         assert_eq!(ticks, shape.ticks(word) - clock);
                     }
                     Step::Expired => {
-                        assert!(clock > shape.max_ticks || shape.ticks(word) == shape.max_ticks);
+                        assert!(
+                            clock > shape.max_ticks || shape.ticks(word) == shape.max_ticks,
+                            "{shape:?} {word:#x} {clock}"
+                        );
                         break;
                     }
                 }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use flakeid::{
-    ClockPolicy, Error, Field, Generator, GeneratorBuilder, Layout, ManualClock, MintError,
-    TWEPOCH_MS,
+    ClockPolicy, Error, FastPath, Field, Generator, GeneratorBuilder, Id, Layout, ManualClock,
+    MintError, TWEPOCH_MS,
 };
 
 /// A generator on node 5 under `policy`, reading `clock`.
@@ -578,4 +578,162 @@ fn a_lease_mints_what_the_shared_path_mints() {
         }
     }
     assert_eq!(checked, 2 * 4 * 3 * 3_000);
+}
+
+/// The `FetchAdd` fast path against the compare-and-swap one as oracle: on one thread, for
+/// every policy, both orders and sequence widths from none to 12 bits, and a clock that
+/// moves on, stands still and steps back, the two hand out the very same IDs and errors
+/// (single mints, `try_next_id`, batches, leases), and report the same `last_id`.
+#[test]
+fn fetch_add_mints_what_compare_and_swap_mints() {
+    let mut checked = 0;
+    for policy in POLICIES {
+        for order in ["tns", "tsn"] {
+            for seq in [0u32, 1, 3, 12] {
+                let layout: Layout = format!("time=40,seq={seq},node=6,order={order},unit=1ms")
+                    .parse()
+                    .unwrap();
+                let make = |clock: &ManualClock, path: FastPath| {
+                    let g = Generator::builder(layout)
+                        .node(9)
+                        .policy(policy)
+                        .max_wait(Duration::ZERO)
+                        .fast_path(path)
+                        .clock(clock.clone())
+                        .build()
+                        .unwrap();
+                    assert_eq!(g.fast_path(), path, "{layout}");
+                    g
+                };
+                let (ca, cb) = (
+                    ManualClock::from_unix_ms(5_000),
+                    ManualClock::from_unix_ms(5_000),
+                );
+                let (a, b) = (
+                    make(&ca, FastPath::FetchAdd),
+                    make(&cb, FastPath::CompareAndSwap),
+                );
+                let mut rng = common::Rng(0x0DDB_1A5E_5BAD_5EED ^ u64::from(seq));
+                for i in 0..4_000u64 {
+                    let r = rng.next();
+                    let (x, y) = match r % 16 {
+                        0 => (a.try_next_id(), b.try_next_id()),
+                        1 => {
+                            let (mut oa, mut ob) = ([Id::default(); 5], [Id::default(); 5]);
+                            let (na, nb) = (a.next_ids(&mut oa), b.next_ids(&mut ob));
+                            assert_eq!(na.is_ok(), nb.is_ok(), "{layout} step {i}");
+                            let n = na.unwrap_or(0);
+                            assert_eq!(oa[..n], ob[..nb.unwrap_or(0)], "{layout} step {i}");
+                            checked += 1;
+                            continue;
+                        }
+                        2 => match (a.lease(), b.lease()) {
+                            (Ok(mut la), Ok(mut lb)) => (la.next_id(), lb.next_id()),
+                            _ => panic!("no lease is held"),
+                        },
+                        _ => (a.next_id(), b.next_id()),
+                    };
+                    assert_eq!(x.ok(), y.ok(), "{layout} {policy:?} step {i}");
+                    assert_eq!(
+                        x.err().map(|e| std::mem::discriminant(&e)),
+                        y.err().map(|e| std::mem::discriminant(&e)),
+                        "{layout} {policy:?} step {i}"
+                    );
+                    assert_eq!(a.last_id(), b.last_id(), "{layout} step {i}");
+                    checked += 1;
+                    let step = Duration::from_micros(r >> 40 & 0x7ff);
+                    match r >> 8 & 15 {
+                        0..=2 => {
+                            ca.advance(step);
+                            cb.advance(step);
+                        }
+                        3 => {
+                            ca.step_back(step);
+                            cb.step_back(step);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(checked, 3 * 2 * 4 * 4_000);
+}
+
+/// The `FetchAdd` fast path under oversubscription, on the precise clock: eight threads on
+/// two cores mint on one generator whose 32-ID ticks run out all the time (so adds run into
+/// the guard and are undone or skipped), while a ninth takes and drops leases (so adds
+/// land on a leased word). Every ID is unique, each thread's increase, none is ahead of
+/// the clock, and the word ends no further than the clock's tick.
+#[test]
+fn fetch_add_under_oversubscription_and_leases_no_duplicate() {
+    let layout: Layout = "time=41,seq=5,node=7,unit=1ms".parse().unwrap();
+    let g = Arc::new(
+        Generator::builder(layout)
+            .node(3)
+            .clock(flakeid::MonotonicClock::new())
+            .fast_path(FastPath::FetchAdd)
+            .build()
+            .unwrap(),
+    );
+    assert_eq!(g.fast_path(), FastPath::FetchAdd);
+    let stop = Arc::new(AtomicBool::new(false));
+    let leaser = {
+        let (g, stop) = (Arc::clone(&g), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(mut lease) = g.lease() {
+                    for _ in 0..3 {
+                        if let Ok(id) = lease.next_id() {
+                            ids.push(id.get());
+                        }
+                    }
+                }
+                std::thread::yield_now();
+            }
+            ids
+        })
+    };
+    let minters: Vec<_> = (0..8)
+        .map(|_| {
+            let g = Arc::clone(&g);
+            std::thread::spawn(move || {
+                let mut ids = Vec::with_capacity(3_000);
+                for _ in 0..3_000 {
+                    let id = g.next_id().unwrap();
+                    let now_ms = flakeid::Clock::unix_ns(g.clock()) / 1_000_000;
+                    let time_ms = layout.unix_ms_of(layout.decompose(id.get()).unwrap().ticks);
+                    assert!(time_ms.unwrap() <= now_ms, "ahead of the clock");
+                    ids.push(id.get());
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    for t in minters {
+        let ids = t.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
+        for id in ids {
+            assert!(all.insert(id), "duplicate {id}");
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let leased = leaser.join().unwrap();
+    assert!(leased.windows(2).all(|w| w[0] < w[1]), "the leases' order");
+    for id in &leased {
+        assert!(all.insert(*id), "duplicate {id}");
+    }
+    assert_eq!(all.len(), 8 * 3_000 + leased.len());
+    let now = layout
+        .ticks_at(i128::from(flakeid::Clock::unix_ns(
+            &flakeid::MonotonicClock::new(),
+        )))
+        .unwrap();
+    let last = layout.decompose(g.last_id().get()).unwrap().ticks;
+    assert!(
+        last <= now,
+        "the word ran ahead of the clock: {last} > {now}"
+    );
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use flakeid::decode::{Backend, Columns, Decoder};
 use flakeid::{
-    ClockPolicy, Encoding, Error, Generator, Grid, Id, Layout, ManualClock, MintError, Order,
+    ClockPolicy, Encoding, Error, FastPath, Generator, Grid, Id, Layout, ManualClock, MintError,
+    Order,
 };
 
 /// Reads fuzz input as numbers; past the end it yields zeros.
@@ -289,8 +290,15 @@ impl Model {
 
 /// generator: arbitrary operations on a manual clock under each policy, checked against
 /// [`Model`]: every ID exactly where the model puts it (so unique and increasing), every
-/// error exactly where the policy says.
+/// error exactly where the policy says. Each input runs twice, on the `fetch_add` fast path
+/// (what the builder picks for these layouts) and on the compare-and-swap one: on one
+/// thread the two mint exactly the same (a missed add is undone).
 pub fn generator(data: &[u8]) -> bool {
+    let ran = generator_on(data, true);
+    generator_on(data, false) && ran
+}
+
+fn generator_on(data: &[u8], fetch_add: bool) -> bool {
     let mut input = Input(data);
     let policy = [
         ClockPolicy::Reject,
@@ -322,13 +330,18 @@ pub fn generator(data: &[u8]) -> bool {
     };
     let node = u64::from(input.u8()) % (1 << node_bits);
     let clock = ManualClock::from_unix_ms(epoch_ms + u64::from(input.u8() % 8));
-    let g = Generator::builder(layout)
+    let builder = Generator::builder(layout)
         .node(node)
         .policy(policy)
         .max_wait(Duration::ZERO)
-        .clock(clock.clone())
-        .build()
-        .expect("node in range");
+        .clock(clock.clone());
+    let path = if fetch_add {
+        FastPath::FetchAdd
+    } else {
+        FastPath::CompareAndSwap
+    };
+    let g = builder.fast_path(path).build().expect("node in range");
+    assert_eq!(g.fast_path(), path, "the path under test");
     let unit_ns = unit_ms * 1_000_000;
     let mut model = Model {
         policy,

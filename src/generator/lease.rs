@@ -50,7 +50,15 @@ impl<C: Clock> Generator<C> {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(Lease::new(self, word)),
+                Ok(_) => {
+                    // From here the holder's word is `held`: adds of other threads may
+                    // land on the shared one (and are overwritten when the lease ends).
+                    // A spent word starts the lease as its tick's last word, which it is
+                    // to the state machine: the holder's cached counts never see a guard.
+                    let word = self.shape.settled(word);
+                    self.held.store(word, Ordering::Relaxed);
+                    return Ok(Lease::new(self, word));
+                }
                 Err(actual) => word = actual,
             }
         }
@@ -242,13 +250,19 @@ impl<'g, C: Clock> Lease<'g, C> {
 
 impl<C: Clock> Drop for Lease<'_, C> {
     fn drop(&mut self) {
-        let cell = &self.generator.state;
-        // Release: whoever next acquires the word sees it after every store of the lease.
-        // Then the waiters are woken (see `LeaseWaiters`: clear first, then notify).
-        cell.store(
-            cell.load(Ordering::Relaxed) & !state::LEASED,
-            Ordering::Release,
-        );
+        let g = self.generator;
+        // The holder's word, without the lease bit, over whatever blind adds landed on the
+        // shared one (they handed out nothing). Release: whoever next acquires the word
+        // sees it after every store of the lease. Then the waiters are woken (see
+        // `LeaseWaiters`: clear first, then notify).
+        let held = g.held.load(Ordering::Relaxed);
+        let mut word = g.state.load(Ordering::Relaxed);
+        while let Err(actual) =
+            g.state
+                .compare_exchange_weak(word, held, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            word = actual;
+        }
         self.generator.wake_lease_waiters();
     }
 }

@@ -10,9 +10,9 @@ mod policy;
 mod slow;
 
 pub use batch::{Ids, LeaseIds};
-pub use builder::GeneratorBuilder;
 #[cfg(feature = "std")]
 pub(crate) use builder::{Common, common_setters};
+pub use builder::{FastPath, GeneratorBuilder};
 pub use lease::Lease;
 #[cfg(feature = "std")]
 use lease::LeaseWaiters;
@@ -85,11 +85,20 @@ pub struct Generator<C = DefaultClock> {
     /// out. Padded so that minting threads do not bounce the line that holds the
     /// read-only fields below.
     state: CachePadded<AtomicU64>,
+    /// Whether the fast path mints by `fetch_add` (the word has a guard: see [`Shape`])
+    /// rather than by compare-and-swap.
+    fetch_add: bool,
+    /// The bits of a word handed back by `fetch_add` that make it no ID: the lease bit and
+    /// the guard.
+    miss_mask: u64,
+    /// While leased, the word as the lease holder (its only reader and writer) has it; the
+    /// shared `state` then holds the lease bit and whatever blind adds of other threads
+    /// land on it, which the lease's end overwrites with this.
+    held: AtomicU64,
     shape: Shape,
-    /// `state` bits that stay in place in the ID (the sequence, in Snowflake's order);
-    /// the other state bits move up past the node field.
-    low_mask: u64,
-    node_bits: u32,
+    /// Where a word's tick and sequence go in the ID.
+    time_shift: u32,
+    sequence_shift: u32,
     /// The node id, already shifted into place.
     node_field: u64,
     unit_ns: u64,
@@ -146,6 +155,16 @@ impl<C> fmt::Debug for Generator<C> {
 }
 
 impl<C: Clock> Generator<C> {
+    /// The fast path in use: what [`GeneratorBuilder::fast_path`] asked for, or
+    /// [`FastPath::CompareAndSwap`] where `FetchAdd` cannot be used (see [`FastPath`]).
+    pub fn fast_path(&self) -> FastPath {
+        if self.fetch_add {
+            FastPath::FetchAdd
+        } else {
+            FastPath::CompareAndSwap
+        }
+    }
+
     /// The layout IDs are minted in.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -194,24 +213,31 @@ impl<C: Clock> Generator<C> {
     /// The last ID this generator handed out (or would have at tick 0 with a full
     /// sequence, before the first). Persist it and pass it to
     /// [`GeneratorBuilder::resume_after`] to survive a restart onto a rolled-back clock.
+    ///
+    /// Never below the last ID handed out: while a lease is held it reads the holder's
+    /// word, and a word the fast path spent (see [`Shape`]) reads as its tick's last ID.
     pub fn last_id(&self) -> Id {
-        self.id(self.state.load(Ordering::Acquire) & !state::LEASED)
+        let word = self.state.load(Ordering::Acquire);
+        let mut last = self.shape.settled(word & !state::LEASED);
+        if word & state::LEASED != 0 {
+            last = last.max(self.held.load(Ordering::Relaxed));
+        }
+        self.id(last)
     }
 
     /// How far apart two IDs of consecutive sequence numbers in one tick lie: 1 when the
     /// sequence is the low field, `2^node_bits` when the node is.
     #[inline(always)]
     pub(super) fn sequence_step(&self) -> u64 {
-        if self.low_mask != 0 {
-            1
-        } else {
-            1 << self.node_bits
-        }
+        1 << self.sequence_shift
     }
 
+    /// The ID of a word that is not spent.
     #[inline(always)]
     pub(super) fn id_of(&self, word: u64) -> u64 {
-        ((word & !self.low_mask) << self.node_bits) | (word & self.low_mask) | self.node_field
+        (self.shape.ticks(word) << self.time_shift)
+            | (self.shape.sequence(word) << self.sequence_shift)
+            | self.node_field
     }
 
     /// The clock's tick; may lie past the lifetime, which [`state::reserve`] reports.
@@ -247,10 +273,86 @@ impl<C: Clock> Generator<C> {
     }
 
     /// The fast path, shared by [`Generator::next_id`] and [`Generator::try_next_id`]:
-    /// CAS loops while the word's tick is current and has sequence left; otherwise hands
-    /// back the word it last saw, for the slow path.
+    /// one `fetch_add` where the word has a guard, else a CAS loop. On a miss it hands back
+    /// a word for the slow path (which reloads it).
     #[inline(always)]
     pub(super) fn mint_same_tick(&self) -> Result<Id, u64> {
+        if self.fetch_add {
+            self.mint_by_add()
+        } else {
+            self.mint_by_cas()
+        }
+    }
+
+    /// The wait-free fast path: one `fetch_add`, and the ID is the word it made if that
+    /// word is an ID (no lease bit, no guard bit) of the tick the clock's recent reading
+    /// lies in. Anything else is a miss, which hands out nothing: the add is undone if no
+    /// other thread came after it, else the word made is skipped (a gap in the sequence,
+    /// harmless) and a spent word compacted (see [`Shape`]); then the slow path decides on
+    /// the precise clock. A miss on a leased word lands on a word the lease holder
+    /// overwrites.
+    ///
+    /// Why it is sound: every word is made by exactly one add or CAS, so no two callers
+    /// get the same word; a word of the current tick with no guard bit is one the
+    /// compare-and-swap path would have handed out next (`word + 1` with sequence left);
+    /// and the add after a full sequence sets the guard instead of claiming the next tick,
+    /// so the tick still only changes on the slow path. Modelled in `loom-tests`, with the
+    /// known-wrong carry (the next tick taken by the add) that loom catches.
+    #[inline(always)]
+    fn mint_by_add(&self) -> Result<Id, u64> {
+        // AcqRel, as the CAS path: this thread's clock read comes after the clock read of
+        // whoever made the word it added to.
+        let word = self.state.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        if word & self.miss_mask == 0
+            && u128::from(self.clock.recent_unix_ns()).wrapping_sub(self.tick_start_of(word))
+                < u128::from(self.unit_ns)
+        {
+            return Ok(self.id(word));
+        }
+        Err(self.missed_add(word))
+    }
+
+    /// After an add that made no ID: undoes it if no other thread's add or CAS came after
+    /// (always, on one thread, so one thread's IDs are exactly those of the CAS path), else
+    /// leaves the skipped word as a gap and, if the word is spent past the guard's top bit,
+    /// compacts it, so that adds cannot run the guard into the next tick. Each adder does
+    /// this before it returns, so between two compactions at most one add per thread lands
+    /// past the top bit.
+    ///
+    /// The undo is sound: while the word still equals the one this add made, every add
+    /// made after it was undone by its maker and no CAS moved it (a CAS only moves it to a
+    /// word it hands out), so nothing above `made - 1` was handed out.
+    #[cold]
+    #[inline(never)]
+    fn missed_add(&self, made: u64) -> u64 {
+        if made & state::LEASED != 0 {
+            // The lease holder's `held` is the word; this lands on a copy it overwrites.
+            return made;
+        }
+        let Err(mut word) =
+            self.state
+                .compare_exchange(made, made - 1, Ordering::AcqRel, Ordering::Acquire)
+        else {
+            return made;
+        };
+        while word & state::LEASED == 0 && self.shape.needs_compaction(word) {
+            match self.state.compare_exchange_weak(
+                word,
+                self.shape.spent_floor(word),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(actual) => word = actual,
+            }
+        }
+        made
+    }
+
+    /// The compare-and-swap fast path: CAS loops while the word's tick is current and has
+    /// sequence left; otherwise hands back the word it last saw, for the slow path.
+    #[inline(always)]
+    fn mint_by_cas(&self) -> Result<Id, u64> {
         // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
         // clock read after the clock read of whoever stored the word it sees: with a clock
         // that is monotonic across cores, a thread never sees a tick "from the future".
@@ -289,7 +391,7 @@ impl<C: Clock> Generator<C> {
     /// says the clock's recent reading lies in it.
     #[inline(always)]
     pub(super) fn step_in_tick(&self, word: u64, in_tick: impl FnOnce(u64) -> bool) -> Option<u64> {
-        if self.shape.sequence(word) == self.shape.max_sequence {
+        if self.shape.sequence(word) == self.shape.max_sequence || self.shape.is_spent(word) {
             return None;
         }
         in_tick(self.clock.recent_unix_ns()).then_some(word + 1)
@@ -333,23 +435,24 @@ impl<C: Clock> Generator<C> {
         actual
     }
 
-    /// Loads the word: the lease holder is its only writer, everyone else acquires.
+    /// Loads the word: the lease holder reads its own (`held`), everyone else acquires the
+    /// shared one.
     #[inline(always)]
     pub(super) fn load_word<const LEASED: bool>(&self) -> u64 {
         if LEASED {
-            self.state.load(Ordering::Relaxed) & !state::LEASED
+            self.held.load(Ordering::Relaxed)
         } else {
             self.state.load(Ordering::Acquire)
         }
     }
 
     /// Moves the word from `word` to `next`: by CAS, or, for the lease holder (the only
-    /// writer while the lease bit is set, since every CAS expects a word without it), by
-    /// a plain store that keeps the lease bit.
+    /// writer of `held`, and no CAS succeeds on the shared word while its lease bit is
+    /// set), by a plain store to `held`.
     #[inline(always)]
     pub(super) fn commit<const LEASED: bool>(&self, word: u64, next: u64) -> Result<(), u64> {
         if LEASED {
-            self.state.store(next | state::LEASED, Ordering::Relaxed);
+            self.held.store(next, Ordering::Relaxed);
             Ok(())
         } else {
             self.state

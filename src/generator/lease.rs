@@ -132,12 +132,13 @@ pub struct Lease<'g, C: Clock = DefaultClock> {
     /// start does not fit in a `u64` (then every call takes the slow path).
     tick_start: u64,
     tick_len: u64,
-    /// The ID of `word`, how far apart consecutive sequence numbers' IDs lie, and how many
-    /// sequence numbers the tick has left: the fast path's next ID is `id + step`, with no
-    /// repacking (`Generator::id_of(word + 1)`, which the tests check it against).
+    /// The ID of `word`, how far apart consecutive sequence numbers' IDs lie, and the
+    /// tick's last word (full sequence): the fast path's next ID is `id + step`, with no
+    /// repacking (`Generator::id_of(word + 1)`, which the tests check it against), while
+    /// `word` is below `last`.
     id: u64,
     step: u64,
-    left: u64,
+    last: u64,
 }
 
 impl<'g, C: Clock> Lease<'g, C> {
@@ -149,7 +150,7 @@ impl<'g, C: Clock> Lease<'g, C> {
             tick_len: 0,
             id: 0,
             step: 0,
-            left: 0,
+            last: word,
         };
         lease.cache(word);
         lease
@@ -164,7 +165,7 @@ impl<'g, C: Clock> Lease<'g, C> {
         };
         self.id = g.id_of(word);
         self.step = g.sequence_step();
-        self.left = g.shape.max_sequence - g.shape.sequence(word);
+        self.last = word + (g.shape.max_sequence - g.shape.sequence(word));
     }
 
     /// Mints the next ID as [`Generator::next_id`] does, with a store instead of a CAS.
@@ -193,11 +194,11 @@ impl<'g, C: Clock> Lease<'g, C> {
     #[inline(always)]
     fn mint_same_tick(&mut self) -> Option<Id> {
         let g = self.generator;
-        if self.left == 0 || g.clock.recent_unix_ns().wrapping_sub(self.tick_start) >= self.tick_len
+        if self.word == self.last
+            || g.clock.recent_unix_ns().wrapping_sub(self.tick_start) >= self.tick_len
         {
             return None;
         }
-        self.left -= 1;
         self.word += 1;
         self.id += self.step;
         let _ = g.commit::<true>(self.word - 1, self.word);

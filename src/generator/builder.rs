@@ -178,13 +178,14 @@ pub(crate) use common_setters;
 /// (unique, strictly increasing, never ahead of the clock) and, on one thread, the very
 /// same IDs.
 ///
-/// Measured on a 2-vCPU AMD EPYC (Zen 4), `cargo bench --bench mint` (BENCHMARKS.md):
+/// Measured on a 2-vCPU AMD EPYC (Zen 4), `cargo bench --bench mint`, two runs
+/// (BENCHMARKS.md; contention rows are ns per ID over all threads):
 ///
 /// | ns per ID | 1 thread | 2 threads | 4 threads (2 cores) |
 /// |---|---|---|---|
-/// | `CompareAndSwap` | 3.3 | 3.4 | 6.0 |
-/// | `FetchAdd` | 2.5 | 6.8 | 7.1 |
-/// | ferroid's `AtomicSnowflakeGenerator` | 3.3 | 12.1 | 12.5 |
+/// | `CompareAndSwap` | 3.3 | 3.4 - 5.2 | 3.5 - 6.0 |
+/// | `FetchAdd` | 2.5 | 6.7 - 6.8 | 7.1 - 7.4 |
+/// | ferroid's `AtomicSnowflakeGenerator` | 3.3 | 11.1 - 12.1 | 11.5 - 12.5 |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum FastPath {

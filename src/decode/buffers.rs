@@ -70,8 +70,12 @@ struct Aligned<T> {
 }
 
 impl<T: Copy + Default> Aligned<T> {
-    /// Room for `n` rows from a 64-byte boundary; allocates only when it must grow.
-    fn fit(&mut self, n: usize) -> *mut T {
+    /// Room for `n` rows from a 64-byte boundary, if `wanted` (else null); allocates only
+    /// when it must grow.
+    fn fit(&mut self, wanted: bool, n: usize) -> *mut T {
+        if !wanted {
+            return core::ptr::null_mut();
+        }
         let pad = 64 / size_of::<T>();
         if self.buf.len() < n + pad {
             self.buf = Vec::new(); // free the old one before the new one is made
@@ -203,24 +207,10 @@ impl Decoder {
                 narrow(column, bits, Some(&mut []))?;
             }
         }
-        let fit64 = |field, col: &mut Aligned<u64>| {
-            if f.contains(field) {
-                col.fit(n)
-            } else {
-                core::ptr::null_mut()
-            }
-        };
-        let ticks = fit64(Fields::TICKS, &mut out.ticks);
-        let unix_ms = fit64(Fields::UNIX_MS, &mut out.unix_ms);
-        let fit32 = |field, col: &mut Aligned<u32>| {
-            if f.contains(field) {
-                col.fit(n)
-            } else {
-                core::ptr::null_mut()
-            }
-        };
-        let sequence32 = fit32(Fields::SEQUENCE, &mut out.sequence);
-        let node32 = fit32(Fields::NODE, &mut out.node);
+        let ticks = out.ticks.fit(f.contains(Fields::TICKS), n);
+        let unix_ms = out.unix_ms.fit(f.contains(Fields::UNIX_MS), n);
+        let sequence32 = out.sequence.fit(f.contains(Fields::SEQUENCE), n);
+        let node32 = out.node.fit(f.contains(Fields::NODE), n);
         let cols = Out {
             ticks,
             unix_ms,

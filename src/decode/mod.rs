@@ -131,9 +131,42 @@ fn narrow(column: &'static str, bits: u32, c: Option<&mut [u32]>) -> Result<*mut
     }
 }
 
-/// [`Error::ColumnLength`] for the first wanted column whose length is not `n`.
-fn check_lengths(n: usize, lens: [(&'static str, Option<usize>); 4]) -> Result<(), Error> {
-    for (column, len) in lens {
+/// A wanted column's length.
+fn len<T>(c: &Option<&mut [T]>) -> Option<usize> {
+    c.as_ref().map(|c| c.len())
+}
+
+impl Columns<'_> {
+    /// The wanted columns' lengths, in [`check_lengths`]' order.
+    fn lengths(&self) -> [Option<usize>; 4] {
+        [
+            len(&self.ticks),
+            len(&self.unix_ms),
+            len(&self.sequence),
+            len(&self.node),
+        ]
+    }
+}
+
+impl NarrowColumns<'_> {
+    /// The wanted columns' lengths, in [`check_lengths`]' order.
+    fn lengths(&self) -> [Option<usize>; 4] {
+        [
+            len(&self.ticks),
+            len(&self.unix_ms),
+            len(&self.sequence),
+            len(&self.node),
+        ]
+    }
+}
+
+/// [`Error::ColumnLength`] for the first wanted column (ticks, unix_ms, sequence, node)
+/// whose length is not `n`.
+fn check_lengths(n: usize, lens: [Option<usize>; 4]) -> Result<(), Error> {
+    for (column, len) in ["ticks", "unix_ms", "sequence", "node"]
+        .into_iter()
+        .zip(lens)
+    {
         if let Some(len) = len
             && len != n
         {
@@ -402,15 +435,7 @@ impl Decoder {
     /// values are meaningless and must not be used: its sequence and node are masked to
     /// their fields, but its ticks (and so unix_ms) carry the ID's bits above the layout.
     pub fn decode(&self, ids: &[u64], mut cols: Columns<'_>) -> Result<(), Error> {
-        check_lengths(
-            ids.len(),
-            [
-                ("ticks", cols.ticks.as_ref().map(|c| c.len())),
-                ("unix_ms", cols.unix_ms.as_ref().map(|c| c.len())),
-                ("sequence", cols.sequence.as_ref().map(|c| c.len())),
-                ("node", cols.node.as_ref().map(|c| c.len())),
-            ],
-        )?;
+        check_lengths(ids.len(), cols.lengths())?;
         let out = Out {
             ticks: ptr(&mut cols.ticks),
             unix_ms: ptr(&mut cols.unix_ms),
@@ -440,15 +465,7 @@ impl Decoder {
     /// # Ok::<(), flakeid::Error>(())
     /// ```
     pub fn decode_narrow(&self, ids: &[u64], mut cols: NarrowColumns<'_>) -> Result<(), Error> {
-        check_lengths(
-            ids.len(),
-            [
-                ("ticks", cols.ticks.as_ref().map(|c| c.len())),
-                ("unix_ms", cols.unix_ms.as_ref().map(|c| c.len())),
-                ("sequence", cols.sequence.as_ref().map(|c| c.len())),
-                ("node", cols.node.as_ref().map(|c| c.len())),
-            ],
-        )?;
+        check_lengths(ids.len(), cols.lengths())?;
         let out = Out {
             ticks: ptr(&mut cols.ticks),
             unix_ms: ptr(&mut cols.unix_ms),

@@ -9,7 +9,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use flakeid::decode::{Backend, Columns, Decoder};
+use flakeid::decode::{Backend, ColumnBuffers, Columns, Decoder, Fields, Stores};
 use flakeid::{
     ClockPolicy, Encoding, Error, FastPath, Generator, Grid, Id, Layout, ManualClock, MintError,
     Order,
@@ -122,11 +122,48 @@ pub fn decode(data: &[u8]) -> bool {
         (result, cols)
     };
     let (oracle_result, oracle) = run(Backend::Scalar);
+    // The u32 columns, when both fields fit them: the decoder's own buffers, cached and
+    // non-temporal, equal the wide oracle narrowed (or refuse as `decode_narrow` would).
+    let narrow_fits = layout.sequence_bits() <= 32 && layout.node_bits() <= 32;
+    let narrowed = |c: &[u64]| c.iter().map(|&v| v as u32).collect::<Vec<u32>>();
     for backend in Backend::available() {
         let (result, cols) = run(backend);
         assert_eq!(result, oracle_result, "{backend:?} error differs");
         if oracle_result.is_ok() {
             assert_eq!(cols, oracle, "{backend:?} columns differ");
+        }
+        for stores in [Stores::Cached, Stores::NonTemporal] {
+            let mut out = ColumnBuffers::new(Fields::ALL).stores(stores);
+            let result = Decoder::with_backend(&layout, backend).decode_into(&ids, &mut out);
+            if !narrow_fits {
+                assert!(
+                    matches!(result, Err(flakeid::Error::ColumnTooNarrow { .. })),
+                    "{result:?}"
+                );
+                continue;
+            }
+            assert_eq!(
+                result, oracle_result,
+                "{backend:?} {stores:?} buffers: error differs"
+            );
+            if oracle_result.is_ok() {
+                assert_eq!(out.ticks(), Some(&oracle[0][..]), "{backend:?} {stores:?}");
+                assert_eq!(
+                    out.unix_ms(),
+                    Some(&oracle[1][..]),
+                    "{backend:?} {stores:?}"
+                );
+                assert_eq!(
+                    out.sequence(),
+                    Some(&narrowed(&oracle[2])[..]),
+                    "{backend:?} {stores:?}"
+                );
+                assert_eq!(
+                    out.node(),
+                    Some(&narrowed(&oracle[3])[..]),
+                    "{backend:?} {stores:?}"
+                );
+            }
         }
     }
     let mut any_bad = false;

@@ -125,6 +125,49 @@ impl Clock for CoarseClock {
 mod tests {
     use super::*;
 
+    /// Without its thread (as when the OS refuses one) the coarse reading is the precise
+    /// one, however long ago the last precise read was: the fast path never mints on a
+    /// stale reading.
+    #[test]
+    fn without_a_thread_the_coarse_reading_is_the_precise_one() {
+        let precise = MonotonicClock::new();
+        let ticker = Ticker {
+            recent: crossbeam_utils::CachePadded::new(AtomicU64::new(precise.unix_ns())),
+            precise,
+        };
+        let clock = CoarseClock {
+            shared: Arc::new(ticker),
+            ticking: false,
+        };
+        for _ in 0..3 {
+            let before = clock.unix_ns();
+            std::thread::sleep(Duration::from_millis(5));
+            let recent = clock.recent_unix_ns();
+            assert!(
+                recent >= before + 5_000_000,
+                "{recent} lags {before} + 5 ms"
+            );
+            assert!(recent <= clock.unix_ns());
+        }
+        let layout = crate::Layout::snowflake();
+        let generator = crate::Generator::builder(layout)
+            .node(1)
+            .clock(clock.clone())
+            .build()
+            .unwrap();
+        let ms = |id: crate::Id| {
+            let ticks = layout.decompose(id.get()).unwrap().ticks;
+            layout.unix_ms_of(ticks).unwrap()
+        };
+        let a = generator.next_id().unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let b = generator.next_id().unwrap();
+        assert!(
+            ms(b) >= ms(a) + 5,
+            "the second ID's time moved with the clock"
+        );
+    }
+
     #[test]
     fn coarse_clocks_made_apart_share_one_anchor() {
         let a = CoarseClock::new();

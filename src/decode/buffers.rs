@@ -3,7 +3,7 @@
 
 use std::vec::Vec;
 
-use super::{Decoder, Out, narrow};
+use super::{Decoder, Out};
 use crate::error::Error;
 
 /// Which columns a [`ColumnBuffers`] holds; combine with `|`.
@@ -198,15 +198,7 @@ impl Decoder {
         let f = out.fields;
         out.len = 0;
         // Refuse a too-wide field before allocating anything.
-        let layout = self.layout();
-        for (field, column, bits) in [
-            (Fields::SEQUENCE, "sequence", layout.sequence_bits()),
-            (Fields::NODE, "node", layout.node_bits()),
-        ] {
-            if f.contains(field) {
-                narrow(column, bits, Some(&mut []))?;
-            }
-        }
+        self.check_narrow(f.contains(Fields::SEQUENCE), f.contains(Fields::NODE))?;
         let ticks = out.ticks.fit(f.contains(Fields::TICKS), n);
         let unix_ms = out.unix_ms.fit(f.contains(Fields::UNIX_MS), n);
         let sequence32 = out.sequence.fit(f.contains(Fields::SEQUENCE), n);
@@ -216,7 +208,6 @@ impl Decoder {
             unix_ms,
             sequence32,
             node32,
-            narrow: true,
             stream: out.stores == Stores::NonTemporal,
             ..Out::NONE
         };

@@ -90,9 +90,9 @@ impl Plan {
 
 /// Raw column pointers, null where a column is not wanted. Built only by
 /// [`Decoder::decode`], [`Decoder::decode_narrow`] and [`Decoder::decode_into`], which
-/// checked every length against the input. At most one of `sequence` / `sequence32` (and
-/// of `node` / `node32`) is non-null; a `*32` column is used only when its field fits 32
-/// bits.
+/// checked every length against the input. The `u64` sequence and node (`sequence`,
+/// `node`) or the `u32` ones (`sequence32`, `node32`) are set, never a mix; a `*32` column
+/// is used only when its field fits 32 bits.
 struct Out {
     ticks: *mut u64,
     unix_ms: *mut u64,
@@ -100,9 +100,6 @@ struct Out {
     node: *mut u64,
     sequence32: *mut u32,
     node32: *mut u32,
-    /// The `u32` sequence and node columns are the ones to fill (`sequence32`, `node32`);
-    /// else the `u64` ones.
-    narrow: bool,
     /// Non-temporal stores in the vector loops. Set only by [`Decoder::decode_into`],
     /// whose columns start on a 64-byte boundary, so every vector store of rows from 0 in
     /// steps of the vector width is aligned to its own width.
@@ -117,17 +114,13 @@ impl Out {
         node: core::ptr::null_mut(),
         sequence32: core::ptr::null_mut(),
         node32: core::ptr::null_mut(),
-        narrow: false,
         stream: false,
     };
-}
 
-/// A `u32` column's pointer, null if not wanted; fails if the field is wider than 32 bits.
-fn narrow(column: &'static str, bits: u32, c: Option<&mut [u32]>) -> Result<*mut u32, Error> {
-    match c {
-        None => Ok(core::ptr::null_mut()),
-        Some(_) if bits > 32 => Err(Error::ColumnTooNarrow { column, bits }),
-        Some(c) => Ok(c.as_mut_ptr()),
+    /// Whether the `u32` sequence and node columns are the ones to fill (else the `u64`
+    /// ones): the kernel's width parameter, decided once per call.
+    fn narrow(&self) -> bool {
+        !self.sequence32.is_null() || !self.node32.is_null()
     }
 }
 
@@ -466,16 +459,30 @@ impl Decoder {
     /// ```
     pub fn decode_narrow(&self, ids: &[u64], mut cols: NarrowColumns<'_>) -> Result<(), Error> {
         check_lengths(ids.len(), cols.lengths())?;
+        self.check_narrow(cols.sequence.is_some(), cols.node.is_some())?;
         let out = Out {
             ticks: ptr(&mut cols.ticks),
             unix_ms: ptr(&mut cols.unix_ms),
-            sequence32: narrow("sequence", self.layout.sequence_bits(), cols.sequence)?,
-            node32: narrow("node", self.layout.node_bits(), cols.node)?,
-            narrow: true,
+            sequence32: ptr(&mut cols.sequence),
+            node32: ptr(&mut cols.node),
             ..Out::NONE
         };
         // SAFETY: every column is null or exactly `ids.len()` long (checked above).
         unsafe { self.run(ids, &out) }
+    }
+
+    /// [`Error::ColumnTooNarrow`] for a wanted `u32` sequence or node column whose field
+    /// is wider than 32 bits.
+    fn check_narrow(&self, sequence: bool, node: bool) -> Result<(), Error> {
+        for (wanted, column, bits) in [
+            (sequence, "sequence", self.layout.sequence_bits()),
+            (node, "node", self.layout.node_bits()),
+        ] {
+            if wanted && bits > 32 {
+                return Err(Error::ColumnTooNarrow { column, bits });
+            }
+        }
+        Ok(())
     }
 
     /// Runs the backend's kernel, then names the first bad ID if there was one.
@@ -494,7 +501,7 @@ impl Decoder {
             // SAFETY: the Avx2 token exists only if the CPU has AVX2; the columns are as
             // the caller promised.
             Backend::Avx2(_) => unsafe {
-                match (out.narrow, out.stream) {
+                match (out.narrow(), out.stream) {
                     (false, false) => x86_64::avx2::<false, false>(plan, &self.layout, ids, out),
                     (false, true) => x86_64::avx2::<false, true>(plan, &self.layout, ids, out),
                     (true, false) => x86_64::avx2::<true, false>(plan, &self.layout, ids, out),
@@ -505,7 +512,7 @@ impl Decoder {
             // SAFETY: the Avx512 token exists only if the CPU has AVX-512 F and DQ; the
             // columns are as the caller promised.
             Backend::Avx512(_) => unsafe {
-                match (out.narrow, out.stream) {
+                match (out.narrow(), out.stream) {
                     (false, false) => x86_64::avx512::<false, false>(plan, &self.layout, ids, out),
                     (false, true) => x86_64::avx512::<false, true>(plan, &self.layout, ids, out),
                     (true, false) => x86_64::avx512::<true, false>(plan, &self.layout, ids, out),
@@ -538,7 +545,7 @@ impl Decoder {
 unsafe fn scalar_kernel(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out) -> u64 {
     // SAFETY: the caller's contract.
     unsafe {
-        if out.narrow {
+        if out.narrow() {
             scalar::kernel::<true>(plan, layout, ids, out, 0)
         } else {
             scalar::kernel::<false>(plan, layout, ids, out, 0)

@@ -187,10 +187,8 @@ impl<'g, C: Clock> Lease<'g, C> {
         }
     }
 
-    /// The fast path: the generator's decision, on the cached tick bounds, and a plain
-    /// store.
-    /// The generator's decision (`step_in_tick`: sequence left, and the clock's recent
-    /// reading inside the word's tick), on the lease's cached counts.
+    /// The fast path: the generator's decision (sequence left, and the clock's recent
+    /// reading inside the word's tick) on the lease's cached bounds, and a plain store.
     #[inline(always)]
     fn mint_same_tick(&mut self) -> Option<Id> {
         let g = self.generator;

@@ -52,7 +52,7 @@
 //! | the same on [`MonotonicClock`] | a TSC read and one CAS | the same, the time exact to the tick | IDs whose time must not lag |
 //! | [`Generator::next_ids`], [`Generator::ids`] | one CAS per tick per batch | the same | you need many IDs at once (a bulk insert) |
 //! | [`ShardedGenerator::next_id`] | a thread-local read, then as above | strictly increasing per thread, ordered by tick across shards | many threads mint flat out and you can spend a node id per core |
-//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load, an add and a plain store | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
+//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load and an add on the lease's own copy (a plain store per tick) | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
 //!
 //! Share one generator per node among all threads: it is `Sync`. In an `Arc`
 //! (`Arc::new(generator)`, cloned into each thread or task), in a `static`

@@ -119,6 +119,11 @@ impl Clock for CoarseClock {
             self.shared.precise.unix_ns()
         }
     }
+
+    #[inline]
+    fn recent_atomic(&self) -> Option<&core::sync::atomic::AtomicU64> {
+        self.ticking.then_some(&*self.shared.recent)
+    }
 }
 
 #[cfg(test)]

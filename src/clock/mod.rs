@@ -39,6 +39,18 @@ pub trait Clock {
     fn recent_unix_ns(&self) -> u64 {
         self.unix_ns()
     }
+
+    /// Where [`Clock::recent_unix_ns`] comes from, when it is one relaxed load of an atomic
+    /// that holds Unix nanoseconds (as the [`CoarseClock`]'s published reading is): then a
+    /// [`Lease`](crate::Lease) keeps the reference and loads it itself, one indirection less
+    /// per ID. Every load of it must obey [`Clock::recent_unix_ns`]'s rules (never ahead of
+    /// [`Clock::unix_ns`], a bounded lag), for as long as the clock lives. The default is
+    /// `None`: the lease calls [`Clock::recent_unix_ns`].
+    #[cfg(target_has_atomic = "64")]
+    #[inline]
+    fn recent_atomic(&self) -> Option<&core::sync::atomic::AtomicU64> {
+        None
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
@@ -50,6 +62,12 @@ impl<C: Clock + ?Sized> Clock for &C {
     #[inline]
     fn recent_unix_ns(&self) -> u64 {
         (**self).recent_unix_ns()
+    }
+
+    #[cfg(target_has_atomic = "64")]
+    #[inline]
+    fn recent_atomic(&self) -> Option<&core::sync::atomic::AtomicU64> {
+        (**self).recent_atomic()
     }
 }
 
@@ -63,6 +81,12 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn recent_unix_ns(&self) -> u64 {
         (**self).recent_unix_ns()
+    }
+
+    #[cfg(target_has_atomic = "64")]
+    #[inline]
+    fn recent_atomic(&self) -> Option<&core::sync::atomic::AtomicU64> {
+        (**self).recent_atomic()
     }
 }
 

@@ -1,5 +1,5 @@
-//! [`Lease`]: one caller mints alone, with plain stores; everyone else sleeps until it
-//! ends (bounded).
+//! [`Lease`]: one caller mints alone, on its own copy of the word (a plain store per
+//! tick); everyone else sleeps until it ends (bounded).
 
 use super::{DefaultClock, Generator, LeaseIds, WaitBudget};
 use crate::clock::Clock;
@@ -30,8 +30,8 @@ pub(super) struct LeaseWaiters {
 
 impl<C: Clock> Generator<C> {
     /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
-    /// it mints with a plain load and store instead of a compare-and-swap (about the
-    /// cost of a non-thread-safe generator), and other callers of this generator wait
+    /// it mints on its own copy of the word, with no compare-and-swap and no shared store
+    /// but one per tick (less than a non-thread-safe generator costs), and other callers of this generator wait
     /// (bounded by `max_wait`, then [`MintError::Leased`]). Meant for a thread that owns a
     /// shard, e.g. one pinned to a core (see [`crate::ShardedGenerator`]).
     ///
@@ -125,20 +125,27 @@ impl<C: Clock> Generator<C> {
 #[derive(Debug)]
 pub struct Lease<'g, C: Clock = DefaultClock> {
     generator: &'g Generator<C>,
-    /// A copy of the word (the lease holder is its only writer), so the fast path reads
-    /// no shared memory but the clock.
+    /// The word when the cache below was taken (the lease holder is the word's only
+    /// writer). The fast path moves `id` on and writes nothing shared: the word of the last
+    /// ID is [`Lease::current_word`], and goes back to the generator's `held` only when the
+    /// lease leaves the fast path ([`Lease::write_back`]: the slow path, a batch, an
+    /// iterator, the drop). So the fast path reads no shared memory but the clock's.
     word: u64,
     /// Start of the word's tick in Unix ns, and the tick's length; a length of 0 when the
-    /// start does not fit in a `u64` (then every call takes the slow path).
+    /// start does not fit in a `u64`, or after [`Lease::ids`] left this copy stale (then
+    /// every call takes the slow path, which takes a fresh one).
     tick_start: u64,
     tick_len: u64,
-    /// The ID of `word`, how far apart consecutive sequence numbers' IDs lie, and the
-    /// tick's last word (full sequence): the fast path's next ID is `id + step`, with no
-    /// repacking (`Generator::id_of(word + 1)`, which the tests check it against), while
-    /// `word` is below `last`.
+    /// The last ID minted, the ID of `word`, how far apart consecutive sequence numbers'
+    /// IDs lie, and the ID of the tick's last word (full sequence): the fast path's next ID
+    /// is `id + step`, with no repacking (`Generator::id_of` of the next word, which the
+    /// tests check it against), while `id` is below `last`.
     id: u64,
+    first: u64,
     step: u64,
     last: u64,
+    /// The clock's [`Clock::recent_atomic`], read here without going through the clock.
+    recent: Option<&'g core::sync::atomic::AtomicU64>,
 }
 
 impl<'g, C: Clock> Lease<'g, C> {
@@ -149,11 +156,25 @@ impl<'g, C: Clock> Lease<'g, C> {
             tick_start: 0,
             tick_len: 0,
             id: 0,
-            step: 0,
+            first: 0,
+            step: 1,
             last: word,
+            recent: generator.clock.recent_atomic(),
         };
         lease.cache(word);
         lease
+    }
+
+    /// Stores the word of the last ID minted into the generator's `held`, which the fast
+    /// path does not write. Only while this copy is live (`tick_len` != 0): after
+    /// [`Lease::ids`] the iterator moved `held` on and the copy is stale; when the tick's
+    /// start does not fit, the fast path never mints and the word is `held` already.
+    #[inline(always)]
+    fn write_back(&self) {
+        if self.tick_len != 0 {
+            let word = self.current_word();
+            let _ = self.generator.commit::<true>(word, word);
+        }
     }
 
     fn cache(&mut self, word: u64) {
@@ -164,11 +185,18 @@ impl<'g, C: Clock> Lease<'g, C> {
             _ => (0, 0),
         };
         self.id = g.id_of(word);
+        self.first = self.id;
         self.step = g.sequence_step();
-        self.last = word + (g.shape.max_sequence - g.shape.sequence(word));
+        self.last = self.id + (g.shape.max_sequence - g.shape.sequence(word)) * self.step;
     }
 
-    /// Mints the next ID as [`Generator::next_id`] does, with a store instead of a CAS.
+    /// The word of the last ID minted: the cached one, moved on by the fast path's mints.
+    fn current_word(&self) -> u64 {
+        self.word + (self.id - self.first) / self.step
+    }
+
+    /// Mints the next ID as [`Generator::next_id`] does, on the lease's copy of the word
+    /// instead of by CAS.
     #[inline]
     pub fn next_id(&mut self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
@@ -188,19 +216,23 @@ impl<'g, C: Clock> Lease<'g, C> {
     }
 
     /// The fast path: the generator's decision (sequence left, and the clock's recent
-    /// reading inside the word's tick) on the lease's cached bounds, and a plain store.
+    /// reading inside the word's tick) on the lease's cached bounds; no store but its own.
     #[inline(always)]
     fn mint_same_tick(&mut self) -> Option<Id> {
-        let g = self.generator;
-        if self.word == self.last
-            || g.clock.recent_unix_ns().wrapping_sub(self.tick_start) >= self.tick_len
-        {
+        if self.id == self.last || self.recent_ns().wrapping_sub(self.tick_start) >= self.tick_len {
             return None;
         }
-        self.word += 1;
         self.id += self.step;
-        let _ = g.commit::<true>(self.word - 1, self.word);
         Some(Id::from_raw(self.id))
+    }
+
+    /// The clock's recent reading: from its published atomic if it has one.
+    #[inline(always)]
+    fn recent_ns(&self) -> u64 {
+        match self.recent {
+            Some(recent) => recent.load(core::sync::atomic::Ordering::Relaxed),
+            None => self.generator.clock.recent_unix_ns(),
+        }
     }
 
     /// The slow path of both: the generator's (it reloads the word itself, so a copy
@@ -208,6 +240,7 @@ impl<'g, C: Clock> Lease<'g, C> {
     #[cold]
     #[inline(never)]
     fn mint_slow<const BLOCK: bool>(&mut self) -> Result<Id, MintError> {
+        self.write_back();
         let result = self.generator.next_id_slow::<true, BLOCK>();
         self.cache(self.generator.load_word::<true>());
         result
@@ -215,6 +248,7 @@ impl<'g, C: Clock> Lease<'g, C> {
 
     /// Mints up to `out.len()` IDs as [`Generator::next_ids`] does.
     pub fn next_ids(&mut self, out: &mut [Id]) -> Result<usize, MintError> {
+        self.write_back();
         let result = self.generator.fill::<true>(out);
         self.cache(self.generator.load_word::<true>());
         result
@@ -237,6 +271,7 @@ impl<'g, C: Clock> Lease<'g, C> {
         // The iterator moves the word on its own; the cached copy is stale from here, so
         // the next mint takes the slow path, which reloads it. (Invalidated now, not when
         // the iterator is dropped, so a leaked iterator cannot leave a stale cache.)
+        self.write_back();
         self.tick_len = 0;
         LeaseIds::new(self.generator, count)
     }
@@ -249,6 +284,7 @@ impl<'g, C: Clock> Lease<'g, C> {
 
 impl<C: Clock> Drop for Lease<'_, C> {
     fn drop(&mut self) {
+        self.write_back();
         let g = self.generator;
         // The holder's word, without the lease bit, over whatever blind adds landed on the
         // shared one (they handed out nothing). Release: whoever next acquires the word

@@ -214,13 +214,19 @@ impl<C: Clock> Generator<C> {
     /// sequence, before the first). Persist it and pass it to
     /// [`GeneratorBuilder::resume_after`] to survive a restart onto a rolled-back clock.
     ///
-    /// Never below the last ID handed out: while a lease is held it reads the holder's
-    /// word, and a word the fast path spent (see [`Shape`]) reads as its tick's last ID.
+    /// Never below the last ID handed out: a word the fast path spent (see [`Shape`]) reads
+    /// as its tick's last ID, and so does the word of a [`Lease`] held right now (its
+    /// holder writes the word back when it leaves a tick, not per ID; it never mints past
+    /// that tick first).
     pub fn last_id(&self) -> Id {
         let word = self.state.load(Ordering::Acquire);
         let mut last = self.shape.settled(word & !state::LEASED);
         if word & state::LEASED != 0 {
-            last = last.max(self.held.load(Ordering::Relaxed));
+            let held = self.held.load(Ordering::Relaxed);
+            last = last.max(
+                self.shape
+                    .pack(self.shape.ticks(held), self.shape.max_sequence),
+            );
         }
         self.id(last)
     }

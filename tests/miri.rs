@@ -6,9 +6,10 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Generator, Id, Layout, ManualClock, ShardedGenerator};
+use flakeid::{Clock, ClockPolicy, Generator, Id, Layout, ManualClock, ShardedGenerator};
 
 /// 2 sequence bits: 4 IDs per tick, so threads keep crossing tick boundaries.
 fn tiny() -> Layout {
@@ -203,4 +204,86 @@ fn the_scalar_decoder_fills_narrow_columns_and_its_own_buffers() {
         }
         assert_eq!(out.len(), len);
     }
+}
+
+/// A clock whose reading is one atomic it hands out ([`Clock::recent_atomic`]), so a lease
+/// loads it itself; set by hand.
+struct Published(Arc<AtomicU64>);
+
+impl Clock for Published {
+    fn unix_ns(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn recent_atomic(&self) -> Option<&AtomicU64> {
+        Some(&self.0)
+    }
+}
+
+/// Leases that mint several IDs each on the lease's own copy (the reading loaded through
+/// `recent_atomic`, the word written back once per tick and at the drop), against shared
+/// minting and a reader of `last_id`, while the clock moves: no duplicate, no data race.
+#[test]
+fn leases_on_a_published_reading_race_shared_minting() {
+    const EACH: usize = 9;
+    let ns = Arc::new(AtomicU64::new(1_000_000_000));
+    let g = Arc::new(
+        Generator::builder(tiny())
+            .node(1)
+            .policy(ClockPolicy::Continue)
+            .max_wait(Duration::ZERO)
+            .clock(Published(Arc::clone(&ns)))
+            .build()
+            .unwrap(),
+    );
+    let done = Arc::new(AtomicU64::new(0));
+    let worker = |leased: bool| {
+        let (g, done) = (Arc::clone(&g), Arc::clone(&done));
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            while ids.len() < EACH {
+                if leased {
+                    if let Ok(mut lease) = g.lease() {
+                        ids.extend((0..3).filter_map(|_| lease.next_id().ok()));
+                    }
+                } else {
+                    ids.extend(g.next_id().ok());
+                }
+                std::thread::yield_now();
+            }
+            done.fetch_add(1, Ordering::AcqRel);
+            ids
+        })
+    };
+    let (leaser, sharer) = (worker(true), worker(false));
+    let mut last_ids = Vec::new();
+    // Bounded: each tick gives 4 IDs, so both are done within a few dozen ticks.
+    for _ in 0..10_000 {
+        if done.load(Ordering::Acquire) == 2 {
+            break;
+        }
+        ns.fetch_add(400_000, Ordering::AcqRel);
+        last_ids.push(g.last_id());
+        std::thread::yield_now();
+    }
+    assert_eq!(
+        done.load(Ordering::Acquire),
+        2,
+        "both threads minted {EACH}"
+    );
+    let mut all = HashSet::new();
+    for ids in [leaser.join().unwrap(), sharer.join().unwrap()] {
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
+        for id in ids {
+            assert!(all.insert(id), "duplicate {id}");
+        }
+    }
+    // Never below what was handed out; read during a lease, the end of the lease's tick.
+    assert!(g.last_id() >= *all.iter().max().unwrap());
+    assert!(
+        last_ids
+            .windows(2)
+            .all(|w| w[0].get() >> 4 <= w[1].get() >> 4),
+        "ticks"
+    );
 }

@@ -217,7 +217,8 @@ impl<C: Clock> Generator<C> {
     /// Never below the last ID handed out: a word the fast path spent (see [`Shape`]) reads
     /// as its tick's last ID, and so does the word of a [`Lease`] held right now (its
     /// holder writes the word back when it leaves a tick, not per ID; it never mints past
-    /// that tick first).
+    /// that tick first). So a reading taken during a lease can lie above one taken after
+    /// it, in the same tick; each is at or above every ID handed out before it was taken.
     pub fn last_id(&self) -> Id {
         let word = self.state.load(Ordering::Acquire);
         let mut last = self.shape.settled(word & !state::LEASED);

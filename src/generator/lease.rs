@@ -31,9 +31,10 @@ pub(super) struct LeaseWaiters {
 impl<C: Clock> Generator<C> {
     /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
     /// it mints on its own copy of the word, with no compare-and-swap and no shared store
-    /// but one per tick (less than a non-thread-safe generator costs), and other callers of this generator wait
-    /// (bounded by `max_wait`, then [`MintError::Leased`]). Meant for a thread that owns a
-    /// shard, e.g. one pinned to a core (see [`crate::ShardedGenerator`]).
+    /// but one per tick (less than a non-thread-safe generator costs), and other callers
+    /// of this generator wait (bounded by `max_wait`, then [`MintError::Leased`]). Meant
+    /// for a thread that owns a shard, e.g. one pinned to a core (see
+    /// [`crate::ShardedGenerator`]).
     ///
     /// Fails with [`MintError::Leased`] if it is already leased. The lease is one bit of the
     /// state word, set and cleared by compare-and-swap and store, so IDs stay unique and

@@ -278,12 +278,10 @@ fn leases_on_a_published_reading_race_shared_minting() {
             assert!(all.insert(id), "duplicate {id}");
         }
     }
-    // Never below what was handed out; read during a lease, the end of the lease's tick.
+    // Never below what was handed out before (here: everything, after the joins). The
+    // racing readings are not monotonic (one that loads a stale word and the next lease's
+    // `held` can lie above a later one), but each is an ID of this node, never a word.
     assert!(g.last_id() >= *all.iter().max().unwrap());
-    assert!(
-        last_ids
-            .windows(2)
-            .all(|w| w[0].get() >> 4 <= w[1].get() >> 4),
-        "ticks"
-    );
+    let node = |id: Id| tiny().decompose(id.get()).map(|p| p.node);
+    assert!(last_ids.iter().all(|&l| node(l) == Ok(1)), "{last_ids:?}");
 }

@@ -217,8 +217,9 @@ impl<C: Clock> Generator<C> {
     /// Never below the last ID handed out: a word the fast path spent (see [`Shape`]) reads
     /// as its tick's last ID, and so does the word of a [`Lease`] held right now (its
     /// holder writes the word back when it leaves a tick, not per ID; it never mints past
-    /// that tick first). So a reading taken during a lease can lie above one taken after
-    /// it, in the same tick; each is at or above every ID handed out before it was taken.
+    /// that tick first). So readings around a lease are not monotonic (one taken during a
+    /// lease can lie above one taken after it); each is at or above every ID whose minting
+    /// happens before it (an ID sent to the reading thread, or minted before a join).
     pub fn last_id(&self) -> Id {
         let word = self.state.load(Ordering::Acquire);
         let mut last = self.shape.settled(word & !state::LEASED);

@@ -136,11 +136,16 @@ impl Shape {
         self.guard_bits > 0 && word & (1 << (self.tick_shift() - 1)) != 0
     }
 
+    /// The last word of `word`'s tick: its full sequence.
+    pub const fn tick_end(self, word: u64) -> u64 {
+        self.pack(self.ticks(word), self.max_sequence)
+    }
+
     /// The word an ID-minting reader should see: a spent word as its tick's last sequence
     /// number (what [`Generator::last_id`](crate::Generator::last_id) reports).
     pub const fn settled(self, word: u64) -> u64 {
         if self.is_spent(word) {
-            self.pack(self.ticks(word), self.max_sequence)
+            self.tick_end(word)
         } else {
             word
         }

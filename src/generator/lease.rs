@@ -188,7 +188,7 @@ impl<'g, C: Clock> Lease<'g, C> {
         self.id = g.id_of(word);
         self.first = self.id;
         self.step = g.sequence_step();
-        self.last = self.id + (g.shape.max_sequence - g.shape.sequence(word)) * self.step;
+        self.last = g.id_of(g.shape.tick_end(word));
     }
 
     /// The word of the last ID minted: the cached one, moved on by the fast path's mints.

@@ -224,11 +224,7 @@ impl<C: Clock> Generator<C> {
         let word = self.state.load(Ordering::Acquire);
         let mut last = self.shape.settled(word & !state::LEASED);
         if word & state::LEASED != 0 {
-            let held = self.held.load(Ordering::Relaxed);
-            last = last.max(
-                self.shape
-                    .pack(self.shape.ticks(held), self.shape.max_sequence),
-            );
+            last = last.max(self.shape.tick_end(self.held.load(Ordering::Relaxed)));
         }
         self.id(last)
     }

@@ -257,9 +257,14 @@ fn bad_claim_flags_are_clear_errors_and_write_nothing() {
         ),
         (&["--claim", &url, "--node", "3"], "--node", "not both"),
         (
-            &["--claim", "memory:", "--window", "20s"],
+            &["--claim", &url, "--window", "999999999999s"],
             "--window",
-            "twice per lease",
+            "longer than the limit",
+        ),
+        (
+            &["--claim", &url, "--ttl", "2s"],
+            "--ttl",
+            "no lease to time out",
         ),
         (&["--nodes", "0..4"], "--claim", ""),
     ];

@@ -8,7 +8,8 @@ use std::string::String;
 use std::vec::Vec;
 
 use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
+    Client, Compare, CompareOp, ConnectOptions, GetOptions, KeyValue, PutOptions, Txn, TxnOp,
+    TxnOpResponse, TxnResponse,
 };
 
 use super::remote::{Remote, parse_reserved, unreachable};
@@ -23,11 +24,16 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 /// | `flakeid/NS/nodes/N` | the holder's instance name, bound to the holder's lease | by a transaction "create if it does not exist", lowest free N first |
 /// | `flakeid/NS/reserved/N` | `RESERVED_UNIX_NS STATE HOLDER` (`held` or `released`) | read in the claim's transaction; renewed by a transaction "if `nodes/N` is bound to my lease" |
 ///
-/// A claim is a lease of `ttl`: each renewal sends a keep-alive, then the conditional
-/// write. A lease that expired (the holder paused past it, or cut off) deletes the node key
-/// with it, so the next claim takes the id, reading the reservation in the same
-/// transaction; a renewal of the old holder then fails its compare and reports
-/// [`ClaimError::NotOwner`]. Release writes the final reservation and revokes the lease.
+/// A claim is a lease of `ttl`: each renewal sends a keep-alive, reads the reservation
+/// with its revision, then writes the larger of the stored and the new reservation by a
+/// transaction that checks both that `nodes/N` is bound to its lease and that the
+/// reservation's revision is still the one read (a compare-and-set: a late or overlapping
+/// write never lowers it). A lease that expired (the holder paused past it, or cut off)
+/// deletes the node key with it, so the next claim takes the id, reading the reservation
+/// in the same transaction; a renewal of the old holder then fails its compare and
+/// reports [`ClaimError::NotOwner`]. Release writes the final reservation and revokes the
+/// lease. A reservation that cannot be read is [`ClaimError::Corrupt`] naming its key: the
+/// claim skips that id and nothing overwrites it.
 ///
 /// Permissions: read and write on the prefix; with etcd's auth, a role limited to
 /// `flakeid/NS/` is enough (leases need no key permission).
@@ -48,16 +54,20 @@ impl core::fmt::Debug for EtcdStore {
     }
 }
 
-/// The instance name stored at a node key ("" if none).
-async fn holder_of(client: &mut Client, node_key: &str) -> Result<String, etcd_client::Error> {
-    Ok(client
-        .get(node_key, None)
-        .await?
-        .kvs()
-        .first()
-        .map(|kv| String::from_utf8_lossy(kv.value()).into_owned())
-        .unwrap_or_default())
+/// The key-values the gets of a transaction read, one `Option` per get, in order.
+fn gets(resp: &TxnResponse) -> Vec<Option<KeyValue>> {
+    resp.op_responses()
+        .into_iter()
+        .filter_map(|op| match op {
+            TxnOpResponse::Get(get) => Some(get.kvs().first().cloned()),
+            _ => None,
+        })
+        .collect()
 }
+
+/// How many times a renewal reads and writes again when another write moved the
+/// reservation between its read and its compare-and-set (only its own late writes can).
+const CAS_TRIES: usize = 8;
 
 /// One keep-alive of `lease`: whether it still lives.
 async fn keep_alive(client: &mut Client, lease: i64) -> Result<bool, etcd_client::Error> {
@@ -129,9 +139,10 @@ impl EtcdStore {
         self.remote.run(f(self.client.clone()))
     }
 
-    /// Renewal (`release` false): a keep-alive, then "if `nodes/N` is bound to my lease,
-    /// put `reserved/N`". Release: the same put with the final value and `nodes/N` deleted,
-    /// then the lease revoked.
+    /// Renewal (`release` false): a keep-alive, then read `nodes/N` and `reserved/N`, and
+    /// "if `nodes/N` is bound to my lease and `reserved/N` is at the revision read, put the
+    /// larger reservation". Release: the same with the final value (which may be lower:
+    /// nothing was minted at or past it) and `nodes/N` deleted, then the lease revoked.
     fn write(&self, claimed: &Claimed, reserved: u64, release: bool) -> Result<(), ClaimError> {
         let url = self.remote.url.clone();
         let lease = claimed.token as i64;
@@ -140,7 +151,6 @@ impl EtcdStore {
         let not_owner = Self::not_owner(claimed);
         self.run(move |mut client| async move {
             let e = |e: etcd_client::Error| unreachable(&url, e);
-            let holder = holder_of(&mut client, &node_key).await.map_err(e)?;
             // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
             // error): then the compare below fails too, and says so.
             let alive = if release {
@@ -149,27 +159,65 @@ impl EtcdStore {
                 keep_alive(&mut client, lease).await
             };
             let state = if release { "released" } else { "held" };
-            let mut ops = vec![TxnOp::put(
-                reserved_key.as_str(),
-                format!("{reserved} {state} {holder}"),
-                None,
-            )];
-            if release {
-                ops.push(TxnOp::delete(node_key.as_str(), None));
+            let mut written = false;
+            for _ in 0..CAS_TRIES {
+                let read = Txn::new().and_then([
+                    TxnOp::get(node_key.as_str(), None),
+                    TxnOp::get(reserved_key.as_str(), None),
+                ]);
+                let read = gets(&client.txn(read).await.map_err(e)?);
+                let (node_kv, reserved_kv) = match read.as_slice() {
+                    [n, r] => (n.clone(), r.clone()),
+                    _ => return Err(e(etcd_client::Error::InvalidArgs("two gets".into()))),
+                };
+                let Some(node_kv) = node_kv.filter(|kv| kv.lease() == lease) else {
+                    return Err(not_owner);
+                };
+                let holder = String::from_utf8_lossy(node_kv.value()).into_owned();
+                let (stored, revision) = match &reserved_kv {
+                    Some(kv) => (
+                        parse_reserved(kv.value(), &reserved_key)?.0,
+                        kv.mod_revision(),
+                    ),
+                    None => (0, 0),
+                };
+                let value = if release {
+                    reserved
+                } else {
+                    reserved.max(stored)
+                };
+                let mut ops = vec![TxnOp::put(
+                    reserved_key.as_str(),
+                    format!("{value} {state} {holder}"),
+                    None,
+                )];
+                if release {
+                    ops.push(TxnOp::delete(node_key.as_str(), None));
+                }
+                let txn = Txn::new()
+                    .when([
+                        Compare::lease(node_key.as_str(), CompareOp::Equal, lease),
+                        Compare::mod_revision(reserved_key.as_str(), CompareOp::Equal, revision),
+                    ])
+                    .and_then(ops);
+                if client.txn(txn).await.map_err(e)?.succeeded() {
+                    written = true;
+                    break;
+                }
+                // The node key moved (the next read says so) or the reservation did: again.
             }
-            let txn = Txn::new()
-                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
-                .and_then(ops);
-            let written = client.txn(txn).await.map_err(e)?.succeeded();
             if release {
                 let _ = client.lease_revoke(lease).await;
             }
             match (written, alive) {
                 (true, Ok(true)) => Ok(()),
-                // Not bound to our lease any more; or still bound, but the lease lives only
-                // until its TTL runs out.
-                (false, _) | (true, Ok(false)) => Err(not_owner),
+                // Still bound, but the lease lives only until its TTL runs out.
+                (true, Ok(false)) => Err(not_owner),
                 (true, Err(err)) => Err(e(err)),
+                (false, _) => Err(unreachable(
+                    &url,
+                    format!("the reservation kept moving under {CAS_TRIES} compare-and-sets"),
+                )),
             }
         })
     }
@@ -223,7 +271,7 @@ impl ClaimStore for EtcdStore {
                 .map(|kv| kv.key().to_vec())
                 .collect();
             let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
-            let mut taken = 0;
+            let (mut taken, mut corrupt) = (0, Vec::new());
             for (node, node_key, reserved_key) in keys {
                 if held.contains(node_key.as_bytes()) {
                     taken += 1;
@@ -248,18 +296,20 @@ impl ClaimStore for EtcdStore {
                     taken += 1;
                     continue;
                 }
-                let not_before = resp
-                    .op_responses()
-                    .into_iter()
-                    .find_map(|op| match op {
-                        TxnOpResponse::Get(get) => Some(
-                            get.kvs()
-                                .first()
-                                .map_or(0, |kv| parse_reserved(kv.value()).0),
-                        ),
-                        _ => None,
-                    })
-                    .unwrap_or(0);
+                let stored = gets(&resp).into_iter().flatten().next();
+                let not_before = match stored.map(|kv| parse_reserved(kv.value(), &reserved_key)) {
+                    None => 0,
+                    Some(Ok((reserved, _, _))) => reserved,
+                    // Fail closed: give the id back untouched and take the next.
+                    Some(Err(_)) => {
+                        let undo = Txn::new()
+                            .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
+                            .and_then([TxnOp::delete(node_key.as_str(), None)]);
+                        client.txn(undo).await.map_err(e)?;
+                        corrupt.push(node);
+                        continue;
+                    }
+                };
                 return Ok(Ok(Claimed {
                     namespace,
                     node,
@@ -274,6 +324,7 @@ impl ClaimStore for EtcdStore {
                 pool,
                 held: taken,
                 waited: Duration::ZERO,
+                corrupt,
             }))
         })?
     }
@@ -311,22 +362,30 @@ impl ClaimStore for EtcdStore {
                     state: NodeState::Expired,
                     holder: None,
                     reserved_until_unix_ns: 0,
+                    problem: None,
                 });
                 match kind {
                     "nodes" => {
-                        info.state = NodeState::Held;
+                        if info.state != NodeState::Corrupt {
+                            info.state = NodeState::Held;
+                        }
                         info.holder = Some(String::from_utf8_lossy(kv.value()).into_owned());
                     }
-                    "reserved" => {
-                        let (reserved, released, holder) = parse_reserved(kv.value());
-                        info.reserved_until_unix_ns = reserved;
-                        if info.state != NodeState::Held {
-                            if released {
-                                info.state = NodeState::Released;
+                    "reserved" => match parse_reserved(kv.value(), &key) {
+                        Ok((reserved, released, holder)) => {
+                            info.reserved_until_unix_ns = reserved;
+                            if info.state != NodeState::Held {
+                                if released {
+                                    info.state = NodeState::Released;
+                                }
+                                info.holder = info.holder.take().or(holder);
                             }
-                            info.holder = info.holder.take().or(holder);
                         }
-                    }
+                        Err(err) => {
+                            info.state = NodeState::Corrupt;
+                            info.problem = Some(err.to_string());
+                        }
+                    },
                     _ => {}
                 }
             }

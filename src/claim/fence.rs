@@ -18,6 +18,9 @@ pub enum ClaimState {
     Lost,
     /// The holder released the claim (the generator was dropped).
     Released,
+    /// Nothing renews the claim any more: its background renewal panicked, or the tokio
+    /// runtime it ran on shut down. Minting ends at the fence, for good.
+    Stopped,
 }
 
 impl ClaimState {
@@ -27,6 +30,7 @@ impl ClaimState {
             ClaimState::Renewing => 1,
             ClaimState::Lost => 2,
             ClaimState::Released => 3,
+            ClaimState::Stopped => 4,
         }
     }
 
@@ -35,6 +39,7 @@ impl ClaimState {
             0 => ClaimState::Active,
             1 => ClaimState::Renewing,
             2 => ClaimState::Lost,
+            4 => ClaimState::Stopped,
             _ => ClaimState::Released,
         }
     }
@@ -46,6 +51,7 @@ impl ClaimState {
             ClaimState::Renewing => "renewing",
             ClaimState::Lost => "lost",
             ClaimState::Released => "released",
+            ClaimState::Stopped => "stopped",
         }
     }
 }
@@ -115,15 +121,19 @@ impl Fence {
         ClaimState::from_word(self.state.load(Ordering::Acquire))
     }
 
-    /// Records the claim's state; `Lost` and `Released` are final and stay.
+    /// Records the claim's state; `Lost` and `Released` are final and stay, and `Stopped`
+    /// gives way only to those two.
     pub fn set_state(&self, state: ClaimState) {
         let mut current = self.state.load(Ordering::Acquire);
         loop {
-            if matches!(
-                ClaimState::from_word(current),
-                ClaimState::Lost | ClaimState::Released
-            ) {
-                return;
+            match ClaimState::from_word(current) {
+                ClaimState::Lost | ClaimState::Released => return,
+                ClaimState::Stopped
+                    if !matches!(state, ClaimState::Lost | ClaimState::Released) =>
+                {
+                    return;
+                }
+                _ => {}
             }
             match self.state.compare_exchange_weak(
                 current,

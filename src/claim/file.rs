@@ -21,6 +21,15 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 ///   takes the next free one, or fails with [`ClaimError::PoolFull`].
 /// - A reservation is written to a temporary file, fsynced, renamed over the state file
 ///   and the directory fsynced, all before the fence lets the generator mint in it.
+/// - Every write (a claim's, a renewal's, a release's) reads the state file, checks it and
+///   writes it under an exclusive lock on the namespace's directory, so the check that
+///   the claim is still this holder's and the write are one step for any other claimer.
+///   The state carries a generation that each claim raises; a holder whose lock file
+///   was removed or replaced, or whose generation is no longer the stored one, gets
+///   [`ClaimError::NotOwner`] and writes nothing. A renewal stores the larger of the
+///   stored reservation and its own.
+/// - A state file that cannot be read is [`ClaimError::Corrupt`]: its id is skipped by
+///   claims (the next free id is taken), listed as corrupt, and never overwritten.
 /// - The OS drops the lock when the holder dies (`kill -9` included); the next holder reads
 ///   the state file and starts after its reservation, also on a clock set back across a
 ///   reboot (it waits, bounded, or fails with [`ClaimError::ClockBehind`]).
@@ -40,10 +49,24 @@ pub struct FileStore {
 #[derive(Debug)]
 struct Held {
     /// The open, locked lock file: the claim lives as long as this handle.
-    lock: File,
+    _lock: File,
+    /// What identifies the lock file locked (device and inode on Unix).
+    lock_id: FileId,
     lock_path: PathBuf,
     state_path: PathBuf,
     holder: String,
+    /// The state's generation this claim wrote.
+    generation: u64,
+}
+
+/// What the ownership check of a write needs of a [`Held`], copied out so that the map's
+/// mutex is not held while waiting for the directory's lock.
+struct Owned {
+    lock_id: FileId,
+    lock_path: PathBuf,
+    state_path: PathBuf,
+    holder: String,
+    generation: u64,
 }
 
 /// What a state file holds.
@@ -53,6 +76,8 @@ struct State {
     reserved_until_ns: u64,
     holder: String,
     released: bool,
+    /// Raised by every claim: a renewal or release must find its own.
+    generation: u64,
 }
 
 const MAGIC: &str = "flakeid-claim v1";
@@ -73,14 +98,15 @@ impl State {
             .map(|c| if c.is_control() { '?' } else { c })
             .collect();
         format!(
-            "{MAGIC}\nnode {}\nreserved_until_unix_ns {}\nholder {holder}\nstate {}\n",
+            "{MAGIC}\nnode {}\nreserved_until_unix_ns {}\nholder {holder}\nstate {}\ngeneration {}\n",
             self.node,
             self.reserved_until_ns,
-            if self.released { "released" } else { "held" }
+            if self.released { "released" } else { "held" },
+            self.generation
         )
     }
 
-    fn parse(text: &str, path: &Path) -> Result<State, ClaimError> {
+    fn parse(text: &str, path: &Path, expected_node: u64) -> Result<State, ClaimError> {
         let corrupt = |reason: &str| ClaimError::Corrupt {
             path: path.display().to_string(),
             reason: reason.into(),
@@ -90,6 +116,7 @@ impl State {
             return Err(corrupt("its first line is not 'flakeid-claim v1'"));
         }
         let (mut node, mut reserved, mut holder, mut released) = (None, None, None, None);
+        let mut generation = Some(0);
         for line in lines {
             let (key, value) = line.split_once(' ').unwrap_or((line, ""));
             match key {
@@ -97,30 +124,37 @@ impl State {
                 "reserved_until_unix_ns" => reserved = value.parse().ok(),
                 "holder" => holder = Some(value.to_string()),
                 "state" => released = Some(value == "released"),
+                "generation" => generation = value.parse().ok(),
                 _ => {}
             }
         }
-        match (node, reserved) {
-            (Some(node), Some(reserved_until_ns)) => Ok(State {
+        match (node, reserved, generation) {
+            (Some(node), _, _) if node != expected_node => Err(corrupt(&format!(
+                "it names node {node}, not {expected_node}"
+            ))),
+            (Some(node), Some(reserved_until_ns), Some(generation)) => Ok(State {
                 node,
                 reserved_until_ns,
                 holder: holder.unwrap_or_default(),
                 released: released.unwrap_or(false),
+                generation,
             }),
-            _ => Err(corrupt("it lacks a node or a reserved_until_unix_ns line")),
+            _ => Err(corrupt(
+                "a node, reserved_until_unix_ns or generation line is missing or not a number",
+            )),
         }
     }
 }
 
-/// Reads a state file; `None` if there is none.
-fn read_state(path: &Path) -> Result<Option<State>, ClaimError> {
+/// Reads node `node`'s state file; `None` if there is none.
+fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
     match fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes).map_err(|_| ClaimError::Corrupt {
                 path: path.display().to_string(),
                 reason: "it is not UTF-8 text".into(),
             })?;
-            State::parse(&text, path).map(Some)
+            State::parse(&text, path, node).map(Some)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io_err(path, e)),
@@ -147,20 +181,33 @@ fn write_state(path: &Path, state: &State, token: u64) -> Result<(), ClaimError>
     result.map_err(|e| io_err(path, e))
 }
 
-/// Whether `file` is still the file at `path` (nobody removed or replaced the lock file
-/// under the holder).
+/// What identifies a file: its device and inode on Unix; nothing elsewhere (where only
+/// the generation guards a lock file that was replaced).
+type FileId = (u64, u64);
+
 #[cfg(unix)]
-fn same_file(file: &File, path: &Path) -> bool {
+fn file_id(meta: &fs::Metadata) -> FileId {
     use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
+    (meta.dev(), meta.ino())
 }
 
 #[cfg(not(unix))]
-fn same_file(_: &File, path: &Path) -> bool {
-    path.exists()
+fn file_id(_: &fs::Metadata) -> FileId {
+    (0, 0)
+}
+
+/// Whether the file at `path` is still the one identified by `id` (nobody removed or
+/// replaced the lock file under the holder).
+fn same_file(id: FileId, path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| file_id(&m) == id)
+}
+
+/// The exclusive lock on a namespace's directory that every state write is made under
+/// (`flock` of the directory itself, which nobody replaces); let go when dropped.
+fn lock_dir(dir: &Path) -> Result<File, ClaimError> {
+    let file = File::open(dir).map_err(|e| io_err(dir, e))?;
+    file.lock().map_err(|e| io_err(dir, e))?;
+    Ok(file)
 }
 
 impl FileStore {
@@ -202,24 +249,54 @@ impl FileStore {
         }
     }
 
-    /// Writes the state of a claim this store holds, if its lock file is still the one
-    /// locked (else [`ClaimError::NotOwner`]).
+    /// What a write of `claimed` checks, if this store holds it.
+    fn owned(&self, claimed: &Claimed) -> Result<Owned, ClaimError> {
+        let held = self.held();
+        let h = held
+            .get(&claimed.token)
+            .ok_or_else(|| Self::not_owner(claimed))?;
+        Ok(Owned {
+            lock_id: h.lock_id,
+            lock_path: h.lock_path.clone(),
+            state_path: h.state_path.clone(),
+            holder: h.holder.clone(),
+            generation: h.generation,
+        })
+    }
+
+    /// Writes the state of a claim this store holds, under the directory's lock, if its
+    /// lock file is still the one locked and the stored generation still its own (else
+    /// [`ClaimError::NotOwner`], nothing written). A renewal (`released` false) stores
+    /// the larger of the stored reservation and `reserved_until_ns`; a release stores
+    /// `reserved_until_ns` (its caller minted nothing at or past it).
     fn write_owned(
-        h: &Held,
+        o: &Owned,
         claimed: &Claimed,
         reserved_until_ns: u64,
         released: bool,
     ) -> Result<(), ClaimError> {
-        if !same_file(&h.lock, &h.lock_path) {
+        let dir = o.state_path.parent().unwrap_or(Path::new("."));
+        let _dir_lock = lock_dir(dir)?;
+        if !same_file(o.lock_id, &o.lock_path) {
             return Err(Self::not_owner(claimed));
         }
+        let stored = read_state(&o.state_path, claimed.node)?;
+        let stored = match stored {
+            Some(s) if s.generation == o.generation && !s.released => s,
+            _ => return Err(Self::not_owner(claimed)),
+        };
         let state = State {
             node: claimed.node,
-            reserved_until_ns,
-            holder: h.holder.clone(),
+            reserved_until_ns: if released {
+                reserved_until_ns
+            } else {
+                reserved_until_ns.max(stored.reserved_until_ns)
+            },
+            holder: o.holder.clone(),
             released,
+            generation: o.generation,
         };
-        write_state(&h.state_path, &state, claimed.token)
+        write_state(&o.state_path, &state, claimed.token)
     }
 
     /// Opens and tries to lock node `node`'s lock file: `Some` if this call now holds it.
@@ -231,8 +308,9 @@ impl FileStore {
             .truncate(false)
             .open(path)
             .map_err(|e| io_err(path, e))?;
+        let locked_id = file.metadata().map(|m| file_id(&m));
         match file.try_lock() {
-            Ok(()) if same_file(&file, path) => Ok(Some(file)),
+            Ok(()) if locked_id.as_ref().is_ok_and(|&id| same_file(id, path)) => Ok(Some(file)),
             // Removed or replaced between our open and our lock: not a claim.
             Ok(()) => Ok(None),
             Err(TryLockError::WouldBlock) => Ok(None),
@@ -249,30 +327,46 @@ impl ClaimStore for FileStore {
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
         let ns_dir = self.dir.join(request.namespace);
         fs::create_dir_all(&ns_dir).map_err(|e| io_err(&ns_dir, e))?;
-        let mut held = 0;
+        let (mut held, mut corrupt) = (0, Vec::new());
         for node in request.pool.clone() {
             let (lock_path, state_path) = self.paths(request.namespace, node);
             let Some(lock) = self.try_lock(&lock_path)? else {
                 held += 1;
                 continue;
             };
-            let previous = read_state(&state_path)?;
-            let not_before = previous.map_or(0, |s| s.reserved_until_ns);
+            let lock_id = lock.metadata().map_err(|e| io_err(&lock_path, e))?;
+            let lock_id = file_id(&lock_id);
+            let dir_lock = lock_dir(&ns_dir)?;
+            let previous = match read_state(&state_path, node) {
+                Ok(previous) => previous,
+                // Skipped, and left as it is: the lock goes with `lock`.
+                Err(ClaimError::Corrupt { .. }) => {
+                    corrupt.push(node);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let not_before = previous.as_ref().map_or(0, |s| s.reserved_until_ns);
+            let generation = previous.map_or(0, |s| s.generation).wrapping_add(1);
             let token = self.next_token.fetch_add(1, Ordering::Relaxed);
             let state = State {
                 node,
                 reserved_until_ns: not_before,
                 holder: request.instance.into(),
                 released: false,
+                generation,
             };
             write_state(&state_path, &state, token)?;
+            drop(dir_lock);
             self.held().insert(
                 token,
                 Held {
-                    lock,
+                    _lock: lock,
+                    lock_id,
                     lock_path,
                     state_path,
                     holder: request.instance.into(),
+                    generation,
                 },
             );
             return Ok(Claimed {
@@ -288,28 +382,31 @@ impl ClaimStore for FileStore {
             pool: request.pool.clone(),
             held,
             waited: Duration::ZERO,
+            corrupt,
         })
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let held = self.held();
-        let h = held
-            .get(&claimed.token)
-            .ok_or_else(|| Self::not_owner(claimed))?;
-        Self::write_owned(h, claimed, reserved_until_unix_ns, false)
+        let owned = self.owned(claimed)?;
+        Self::write_owned(&owned, claimed, reserved_until_unix_ns, false)
     }
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let h = self
-            .held()
-            .remove(&claimed.token)
-            .ok_or_else(|| Self::not_owner(claimed))?;
-        // The state is durable before the lock goes (with `h`).
-        Self::write_owned(&h, claimed, reserved_until_unix_ns, true)
+        let owned = self.owned(claimed)?;
+        let result = Self::write_owned(&owned, claimed, reserved_until_unix_ns, true);
+        // The state is durable before the lock goes (with the entry).
+        self.held().remove(&claimed.token);
+        result
     }
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         let ns_dir = self.dir.join(namespace);
+        if !self.dir.is_dir() {
+            return Err(io_err(
+                &self.dir,
+                "the store's directory does not exist (a claim creates it)",
+            ));
+        }
         let entries = match fs::read_dir(&ns_dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -333,16 +430,22 @@ impl ClaimStore for FileStore {
             // but needs no probe), else probe the lock: taken and let go at once.
             let mine = self.held().values().any(|h| h.lock_path == lock_path);
             let held = mine || self.try_lock(&lock_path)?.is_none();
-            let state = read_state(&state_path)?;
+            let (state, problem) = match read_state(&state_path, node) {
+                Ok(state) => (state, None),
+                Err(e @ ClaimError::Corrupt { .. }) => (None, Some(e.to_string())),
+                Err(e) => return Err(e),
+            };
             infos.push(ClaimInfo {
                 node,
                 state: match &state {
+                    _ if problem.is_some() => NodeState::Corrupt,
                     _ if held => NodeState::Held,
                     Some(s) if s.released => NodeState::Released,
                     _ => NodeState::Expired,
                 },
                 holder: state.as_ref().map(|s| s.holder.clone()),
                 reserved_until_unix_ns: state.map_or(0, |s| s.reserved_until_ns),
+                problem,
             });
         }
         Ok(infos)
@@ -360,19 +463,25 @@ mod tests {
             reserved_until_ns: 1_800_000_000_123_456_789,
             holder: "host:1\nnode 9".into(),
             released: true,
+            generation: 12,
         };
         let p = Path::new("x.state");
-        let back = State::parse(&s.to_text(), p).unwrap();
+        let back = State::parse(&s.to_text(), p, 7).unwrap();
+        assert_eq!(back.generation, 12);
+        assert!(matches!(
+            State::parse(&s.to_text(), p, 8),
+            Err(ClaimError::Corrupt { .. })
+        ));
         assert_eq!(back.node, 7);
         assert_eq!(back.reserved_until_ns, s.reserved_until_ns);
         assert_eq!(back.holder, "host:1?node 9");
         assert!(back.released);
         assert!(matches!(
-            State::parse("hello\n", p),
+            State::parse("hello\n", p, 3),
             Err(ClaimError::Corrupt { .. })
         ));
         assert!(matches!(
-            State::parse("flakeid-claim v1\nnode 3\n", p),
+            State::parse("flakeid-claim v1\nnode 3\n", p, 3),
             Err(ClaimError::Corrupt { .. })
         ));
     }

@@ -5,10 +5,11 @@ use core::time::Duration;
 use std::string::String;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::vec::Vec;
 
 use super::{
-    ClaimError, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, Fence, check_namespace,
-    default_instance,
+    ClaimError, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, Fence, MAX_WINDOW,
+    MIN_RENEW_EVERY, check_namespace, default_instance,
 };
 use crate::clock::Clock;
 use crate::layout::Layout;
@@ -63,6 +64,10 @@ struct Shared {
     layout: Layout,
     window_ns: u64,
     clock: RenewClock,
+    /// Held across a whole renewal (clock read, store write, fence raise) and the
+    /// release: renewals of one claim run one at a time, so a renewal computed from an
+    /// older clock reading never lands after a newer one.
+    one_at_a_time: crate::sync::Mutex<()>,
     stop: Mutex<bool>,
     wake: Condvar,
     stats: Mutex<Stats>,
@@ -137,6 +142,10 @@ fn renew_step(
 
 impl Shared {
     fn renew(&self) -> Result<(), ClaimError> {
+        let one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = self.final_error() {
+            return Err(e);
+        }
         let result = renew_step(
             &*self.store,
             &self.claimed,
@@ -145,6 +154,23 @@ impl Shared {
             self.clock.unix_ns(),
             self.window_ns,
         );
+        drop(one);
+        self.record(&result);
+        result.map(drop)
+    }
+
+    /// The error a renewal meets once the claim's state is final.
+    fn final_error(&self) -> Option<ClaimError> {
+        match self.fence.state() {
+            ClaimState::Lost | ClaimState::Released => Some(ClaimError::NotOwner {
+                namespace: self.claimed.namespace.clone(),
+                node: self.claimed.node,
+            }),
+            ClaimState::Active | ClaimState::Renewing | ClaimState::Stopped => None,
+        }
+    }
+
+    fn record(&self, result: &Result<u64, ClaimError>) {
         let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         match &result {
             Ok(_) => {
@@ -158,11 +184,48 @@ impl Shared {
                 crate::observe::claim_renewal_failed(self.claimed.node, e);
             }
         }
-        result.map(drop)
+    }
+
+    /// Whether the holder asked the renewal to stop (its release).
+    fn stopping(&self) -> bool {
+        *self.stop.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the claim as renewed by nobody, with why: the renewal ended other than by the
+    /// holder's release or a lost claim.
+    fn stopped(&self, reason: String) {
+        if self.stopping() || matches!(self.fence.state(), ClaimState::Lost | ClaimState::Stopped) {
+            return;
+        }
+        self.fence.set_state(ClaimState::Stopped);
+        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
+        stats.failures += 1;
+        stats.last_error = Some(ClaimError::RenewalStopped {
+            node: self.claimed.node,
+            reason,
+        });
+    }
+
+    /// One background renewal; a panic in the store's code ends the renewal, and the
+    /// claim says so.
+    fn renew_in_background(&self) -> Result<(), ()> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.renew())) {
+            Ok(_) => Ok(()),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| String::from(*s))
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                self.stopped(format!("the renewal panicked: {what}"));
+                Err(())
+            }
+        }
     }
 
     /// The background renewal: every `every`, until stopped or the claim is lost.
     fn run(&self, every: Duration) {
+        let _guard = StopGuard(self);
         let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             stop = match self.wake.wait_timeout_while(stop, every, |s| !*s) {
@@ -173,8 +236,7 @@ impl Shared {
                 return;
             }
             drop(stop);
-            let _ = self.renew();
-            if self.fence.state() == ClaimState::Lost {
+            if self.renew_in_background().is_err() || self.fence.state() == ClaimState::Lost {
                 return;
             }
             stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
@@ -182,40 +244,196 @@ impl Shared {
     }
 }
 
+/// Marks the claim stopped when the renewal ends other than by the holder's release: a
+/// thread that unwinds, a task that its runtime drops.
+struct StopGuard<'a>(&'a Shared);
+
+impl Drop for StopGuard<'_> {
+    fn drop(&mut self) {
+        self.0
+            .stopped("the renewal ended (its thread or its runtime stopped)".into());
+    }
+}
+
+/// A task's [`StopGuard`]: the same, owning the shared state.
+#[cfg(feature = "tokio")]
+struct TaskGuard(Arc<Shared>);
+
+#[cfg(feature = "tokio")]
+impl Drop for TaskGuard {
+    fn drop(&mut self) {
+        self.0
+            .stopped("the renewal task ended: its tokio runtime shut down".into());
+    }
+}
+
+/// A claim's settings, checked against the layout and the store.
+struct Settings {
+    pool: core::ops::Range<u64>,
+    window_ns: u64,
+    every: Duration,
+    pool_wait: Duration,
+}
+
+/// Checks the claim's settings: the namespace, the pool against the layout, the window
+/// against the layout's tick and [`MAX_WINDOW`], and the renewal period against the
+/// window and the store's lease TTL.
+fn settings(claims: &Claims, layout: &Layout) -> Result<Settings, ClaimError> {
+    check_namespace(&claims.namespace)?;
+    let pool = claims.pool.clone().unwrap_or(0..layout.node_count());
+    if pool.start >= pool.end || pool.end - 1 > layout.max_node() {
+        return Err(ClaimError::BadPool {
+            pool,
+            max_node: layout.max_node(),
+        });
+    }
+    let window = claims.window;
+    if window < layout.unit() {
+        return Err(ClaimError::WindowTooShort {
+            window,
+            unit: layout.unit(),
+        });
+    }
+    if window > MAX_WINDOW {
+        return Err(ClaimError::WindowTooLong {
+            window,
+            max: MAX_WINDOW,
+        });
+    }
+    let ttl = claims.store.lease_ttl();
+    let every = match claims.renew_every {
+        Some(every) => every,
+        None => (ttl.map_or(window, |t| t.min(window)) / 3).max(MIN_RENEW_EVERY),
+    };
+    if claims.background {
+        if every < MIN_RENEW_EVERY {
+            return Err(ClaimError::RenewalTooOften { every });
+        }
+        if every >= window {
+            return Err(ClaimError::RenewalSlowerThanWindow { every, window });
+        }
+        if let Some(ttl) = ttl
+            && every >= ttl
+        {
+            return Err(ClaimError::RenewalTooRare { every, ttl });
+        }
+    }
+    let pool_wait = claims.pool_wait.unwrap_or_else(|| {
+        ttl.unwrap_or(Duration::ZERO)
+            .saturating_add(window)
+            .saturating_add(super::DEFAULT_POOL_WAIT)
+    });
+    Ok(Settings {
+        pool,
+        window_ns: u64::try_from(window.as_nanos()).unwrap_or(u64::MAX),
+        every,
+        pool_wait,
+    })
+}
+
+/// Whether an error of the store may pass by itself (a leader change, a timeout, a full
+/// pool), so that waiting for a usable id goes on.
+fn passing(e: &ClaimError) -> bool {
+    matches!(
+        e,
+        ClaimError::PoolFull { .. } | ClaimError::Unreachable { .. }
+    )
+}
+
+/// Takes a usable node id: the lowest free one whose previous holder's reservation the
+/// clock has passed or is within `max_wait` of. A free id further ahead is held while the
+/// next is asked for, then let go with its reservation unchanged. Waits (bounded by
+/// `pool_wait`) while the pool is full, the store cannot be reached or no free id is
+/// usable yet.
+fn claim_usable(
+    store: &dyn ClaimStore,
+    request: &ClaimRequest<'_>,
+    clock: &RenewClock,
+    max_wait: Duration,
+    pool_wait: Duration,
+) -> Result<Claimed, ClaimError> {
+    let started = std::time::Instant::now();
+    let max_wait_ns = u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX);
+    loop {
+        let mut ahead: Vec<Claimed> = Vec::new();
+        let outcome = loop {
+            match store.claim(request) {
+                Ok(c)
+                    if c.fenced
+                        && c.not_before_unix_ns.saturating_sub(clock.unix_ns()) > max_wait_ns =>
+                {
+                    ahead.push(c);
+                }
+                other => break other,
+            }
+        };
+        let nearest = ahead
+            .iter()
+            .min_by_key(|c| c.not_before_unix_ns)
+            .map(|c| (c.node, c.not_before_unix_ns));
+        for c in &ahead {
+            let _ = store.release(c, c.not_before_unix_ns);
+        }
+        let e = match outcome {
+            Ok(c) => return Ok(c),
+            Err(e) => e,
+        };
+        let waited = started.elapsed();
+        if !passing(&e) || waited >= pool_wait {
+            return Err(match (nearest, e) {
+                (Some((node, not_before)), ClaimError::PoolFull { .. }) => {
+                    ClaimError::ClockBehind {
+                        node,
+                        behind: Duration::from_nanos(not_before.saturating_sub(clock.unix_ns())),
+                        bound: max_wait,
+                    }
+                }
+                (
+                    _,
+                    ClaimError::PoolFull {
+                        namespace,
+                        pool,
+                        held,
+                        corrupt,
+                        ..
+                    },
+                ) => ClaimError::PoolFull {
+                    namespace,
+                    pool,
+                    held,
+                    waited,
+                    corrupt,
+                },
+                (_, e) => e,
+            });
+        }
+        // Until the nearest reservation comes within reach, or 50 ms.
+        let mut nap = (pool_wait - waited).min(Duration::from_millis(50));
+        if let Some((_, not_before)) = nearest {
+            let reach = not_before
+                .saturating_sub(max_wait_ns)
+                .saturating_sub(clock.unix_ns());
+            nap = nap.max(Duration::from_nanos(reach).min(pool_wait - waited));
+        }
+        std::thread::sleep(nap);
+    }
+}
+
 impl Holder {
-    /// Checks the claim's settings against the layout, takes a node id (waiting, bounded,
-    /// for a full pool), refuses a clock further behind the previous holder's reservation
-    /// than `max_wait`, writes the first reservation and starts the renewal.
+    /// Checks the claim's settings against the layout and the store, takes a usable node
+    /// id (see [`claim_usable`]), writes the first reservation and starts the renewal.
     pub(crate) fn take(
         claims: &Claims,
         layout: &Layout,
         clock: RenewClock,
         max_wait: Duration,
     ) -> Result<Holder, ClaimError> {
-        check_namespace(&claims.namespace)?;
-        let pool = claims.pool.clone().unwrap_or(0..layout.node_count());
-        if pool.start >= pool.end || pool.end - 1 > layout.max_node() {
-            return Err(ClaimError::BadPool {
-                pool,
-                max_node: layout.max_node(),
-            });
-        }
-        if claims.window < layout.unit() {
-            return Err(ClaimError::WindowTooShort {
-                window: claims.window,
-                unit: layout.unit(),
-            });
-        }
-        let window_ns = u64::try_from(claims.window.as_nanos()).unwrap_or(u64::MAX);
-        let every = claims
-            .renew_every
-            .unwrap_or(claims.window / 3)
-            .max(Duration::from_millis(1));
-        if let (true, Some(ttl)) = (claims.background, claims.store.lease_ttl())
-            && every > ttl / 2
-        {
-            return Err(ClaimError::RenewalTooRare { every, ttl });
-        }
+        let Settings {
+            pool,
+            window_ns,
+            every,
+            pool_wait,
+        } = settings(claims, layout)?;
         let instance = claims.instance.clone().unwrap_or_else(default_instance);
         let store = Arc::clone(&claims.store);
         let request = ClaimRequest {
@@ -223,30 +441,7 @@ impl Holder {
             pool,
             instance: &instance,
         };
-        let started = std::time::Instant::now();
-        let claimed = loop {
-            match store.claim(&request) {
-                Ok(c) => break c,
-                Err(ClaimError::PoolFull {
-                    namespace,
-                    pool,
-                    held,
-                    ..
-                }) => {
-                    let waited = started.elapsed();
-                    if waited >= claims.pool_wait {
-                        return Err(ClaimError::PoolFull {
-                            namespace,
-                            pool,
-                            held,
-                            waited,
-                        });
-                    }
-                    std::thread::sleep((claims.pool_wait - waited).min(Duration::from_millis(50)));
-                }
-                Err(e) => return Err(e),
-            }
-        };
+        let claimed = claim_usable(&*store, &request, &clock, max_wait, pool_wait)?;
         let not_before = claimed.not_before_unix_ns;
         let fence = if claimed.fenced {
             let now = clock.unix_ns();
@@ -277,6 +472,7 @@ impl Holder {
             layout: *layout,
             window_ns,
             clock,
+            one_at_a_time: crate::sync::Mutex::new(()),
             stop: Mutex::new(false),
             wake: Condvar::new(),
             stats: Mutex::new(Stats {
@@ -288,17 +484,21 @@ impl Holder {
         if let (true, Some(runtime)) = (background, &claims.runtime) {
             let s = Arc::clone(&shared);
             let task = runtime.spawn(async move {
+                let guard = TaskGuard(s);
                 loop {
                     tokio::time::sleep(every).await;
-                    let s = Arc::clone(&s);
-                    let lost = tokio::task::spawn_blocking(move || {
-                        let _ = s.renew();
-                        s.fence.state() == ClaimState::Lost
+                    let s = Arc::clone(&guard.0);
+                    let go_on = tokio::task::spawn_blocking(move || {
+                        s.renew_in_background().is_ok() && s.fence.state() != ClaimState::Lost
                     })
-                    .await
-                    .unwrap_or(true);
-                    if lost {
-                        return;
+                    .await;
+                    match go_on {
+                        Ok(true) => {}
+                        Ok(false) => return,
+                        Err(e) => {
+                            guard.0.stopped(format!("the renewal task failed: {e}"));
+                            return;
+                        }
                     }
                 }
             });
@@ -353,16 +553,10 @@ impl Holder {
         &self.shared.fence
     }
 
-    /// Renews now, on the calling thread.
+    /// Renews now, on the calling thread (one renewal of the claim at a time).
     pub(crate) fn renew(&self) -> Result<(), ClaimError> {
         if !self.shared.claimed.fenced {
             return Ok(());
-        }
-        if self.shared.fence.state() == ClaimState::Lost {
-            return Err(ClaimError::NotOwner {
-                namespace: self.shared.claimed.namespace.clone(),
-                node: self.shared.claimed.node,
-            });
         }
         self.shared.renew()
     }
@@ -415,6 +609,9 @@ impl Holder {
             Renewer::Task(task) => task.abort(),
         }
         let s = &self.shared;
+        // No renewal runs from here on: one under way (a `renew_claim` on another thread)
+        // lands first.
+        let _one = s.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
         let not_before = s.claimed.not_before_unix_ns;
         let last = if s.claimed.fenced {
             let minted_to = last_tick.map_or(not_before, |t| tick_end_ns(&s.layout, t));

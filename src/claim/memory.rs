@@ -21,6 +21,8 @@ struct Entry {
     /// When the owner's lease lapses unless renewed (store clock, Unix ns).
     expires_ns: u64,
     released: bool,
+    /// Plays data that cannot be read ([`MemoryStore::set_corrupt`]).
+    corrupt: bool,
 }
 
 #[derive(Debug, Default)]
@@ -100,6 +102,26 @@ impl MemoryStore {
         }
     }
 
+    /// Marks node `node` of `namespace` as holding data that cannot be read, as a damaged
+    /// file or key would: claims skip it, renewals of it fail with
+    /// [`ClaimError::Corrupt`], [`ClaimStore::list`] reports it. For tests of what a fleet
+    /// does with damaged state.
+    pub fn set_corrupt(&self, namespace: &str, node: u64) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries
+            .by_id
+            .entry((namespace.into(), node))
+            .or_insert(Entry {
+                owner: None,
+                holder: String::new(),
+                reserved_until_ns: 0,
+                expires_ns: 0,
+                released: false,
+                corrupt: false,
+            })
+            .corrupt = true;
+    }
+
     /// Cuts this handle off from the store (`true`) or reconnects it.
     pub fn set_partitioned(&self, cut: bool) {
         self.cut.store(cut, Ordering::SeqCst);
@@ -136,11 +158,19 @@ fn owned<'e>(
         .by_id
         .get_mut(&(claimed.namespace.clone(), claimed.node))
     {
+        Some(e) if e.corrupt => Err(corrupt(&claimed.namespace, claimed.node)),
         Some(e) if e.owner == Some(claimed.token) && e.live(now) => Ok(e),
         _ => Err(ClaimError::NotOwner {
             namespace: claimed.namespace.clone(),
             node: claimed.node,
         }),
+    }
+}
+
+fn corrupt(namespace: &str, node: u64) -> ClaimError {
+    ClaimError::Corrupt {
+        path: format!("memory:{namespace}/{node}"),
+        reason: "marked corrupt (MemoryStore::set_corrupt)".into(),
     }
 }
 
@@ -157,10 +187,14 @@ impl ClaimStore for MemoryStore {
         let mut entries = self.reach()?;
         let now = self.clock.unix_ns();
         let ns = request.namespace;
-        let mut held = 0;
+        let (mut held, mut skipped) = (0, Vec::new());
         for node in request.pool.clone() {
             let key = (String::from(ns), node);
             let not_before = match entries.by_id.get(&key) {
+                Some(e) if e.corrupt => {
+                    skipped.push(node);
+                    continue;
+                }
                 Some(e) if e.live(now) => {
                     held += 1;
                     continue;
@@ -178,6 +212,7 @@ impl ClaimStore for MemoryStore {
                     reserved_until_ns: not_before,
                     expires_ns: now.saturating_add(self.ttl_ns()),
                     released: false,
+                    corrupt: false,
                 },
             );
             return Ok(Claimed {
@@ -193,6 +228,7 @@ impl ClaimStore for MemoryStore {
             pool: request.pool.clone(),
             held,
             waited: Duration::ZERO,
+            corrupt: skipped,
         })
     }
 
@@ -221,9 +257,11 @@ impl ClaimStore for MemoryStore {
             .by_id
             .iter()
             .filter(|((ns, _), _)| ns == namespace)
-            .map(|((_, node), e)| ClaimInfo {
+            .map(|((ns, node), e)| ClaimInfo {
                 node: *node,
-                state: if e.live(now) {
+                state: if e.corrupt {
+                    NodeState::Corrupt
+                } else if e.live(now) {
                     NodeState::Held
                 } else if e.released {
                     NodeState::Released
@@ -232,6 +270,7 @@ impl ClaimStore for MemoryStore {
                 },
                 holder: Some(e.holder.clone()),
                 reserved_until_unix_ns: e.reserved_until_ns,
+                problem: e.corrupt.then(|| corrupt(ns, *node).to_string()),
             })
             .collect())
     }

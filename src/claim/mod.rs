@@ -80,8 +80,14 @@ pub use zookeeper::ZooKeeperStore;
 pub const DEFAULT_NAMESPACE: &str = "default";
 /// The default reserved window: how far ahead of the clock a holder reserves.
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(5);
-/// The default bound on waiting for a free id in a full pool.
+/// What the default wait for a free id adds to the store's lease TTL and the window (see
+/// [`Claims::pool_wait`]).
 pub const DEFAULT_POOL_WAIT: Duration = Duration::from_secs(1);
+/// The longest window a claim takes: a reservation is a promise that nobody mints on the
+/// id until it ends, so a longer one only makes a dead holder's id unusable for longer.
+pub const MAX_WINDOW: Duration = Duration::from_secs(24 * 60 * 60);
+/// The shortest renewal period ([`Claims::renew_every`]): every renewal is a durable write.
+pub const MIN_RENEW_EVERY: Duration = Duration::from_millis(10);
 
 /// What a store needs to take a node id: where, from which ids, for whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,6 +129,8 @@ pub struct ClaimInfo {
     pub holder: Option<String>,
     /// The last reservation stored (Unix ns): the next holder starts there.
     pub reserved_until_unix_ns: u64,
+    /// Why the entry is [`NodeState::Corrupt`]: what is wrong and where.
+    pub problem: Option<String>,
 }
 
 /// Whether a node id is held, as a store sees it.
@@ -136,6 +144,9 @@ pub enum NodeState {
     Expired,
     /// Its holder released it: free to take, after its reservation.
     Released,
+    /// Its stored data cannot be read ([`ClaimInfo::problem`] says why): claims skip it,
+    /// and nothing overwrites it, until an operator repairs or removes it.
+    Corrupt,
 }
 
 impl NodeState {
@@ -145,22 +156,32 @@ impl NodeState {
             NodeState::Held => "held",
             NodeState::Expired => "expired",
             NodeState::Released => "released",
+            NodeState::Corrupt => "corrupt",
         }
     }
 }
 
 /// Durable storage of claims: what the claim model needs from a coordinator.
 ///
-/// The contract, which the fence's guarantee rests on:
+/// The contract, which the fence's guarantee rests on (`tests/common/conformance.rs` checks
+/// it against every store of this crate, the real etcd and ZooKeeper included):
 /// - [`claim`](ClaimStore::claim) takes the lowest id of the pool that no live holder
-///   owns, and returns the last reservation stored for it by anyone. With none free it
-///   returns [`ClaimError::PoolFull`] at once (the caller waits and retries).
+///   owns and whose data is readable, and returns the last reservation stored for it by
+///   anyone. An id whose data cannot be read is skipped, never overwritten. With none
+///   free it returns [`ClaimError::PoolFull`] at once (the caller waits and retries),
+///   naming the unreadable ids.
 /// - [`renew`](ClaimStore::renew) stores a new reservation durably **only while the claim
 ///   is still this holder's**, and returns [`ClaimError::NotOwner`] otherwise. It returns
-///   `Ok` only once the write is durable (fsynced, or acknowledged by a quorum).
-/// - [`release`](ClaimStore::release) stores the final reservation and frees the id.
+///   `Ok` only once the write is durable (fsynced, or acknowledged by a quorum). The
+///   ownership check and the write are one atomic step: no claim of the id by another
+///   holder can come between them.
 /// - Stored reservations never go backwards except through `release`, whose caller
-///   guarantees it minted nothing at or past the value it gives.
+///   guarantees it minted nothing at or past the value it gives: a renewal stores the
+///   larger of what is stored and what it was given, also when renewals overlap or a
+///   late write arrives after a newer one.
+/// - [`release`](ClaimStore::release) stores the final reservation and frees the id.
+/// - Data that cannot be read is [`ClaimError::Corrupt`], naming the file or key; it is
+///   never read as 0 and never overwritten.
 pub trait ClaimStore: Send + Sync + fmt::Debug {
     /// The store's URL, for messages (`file:/var/lib/flakeid`).
     fn url(&self) -> String;
@@ -192,7 +213,7 @@ pub struct Claims {
     pub(crate) pool: Option<Range<u64>>,
     pub(crate) window: Duration,
     pub(crate) instance: Option<String>,
-    pub(crate) pool_wait: Duration,
+    pub(crate) pool_wait: Option<Duration>,
     pub(crate) renew_every: Option<Duration>,
     pub(crate) background: bool,
     #[cfg(feature = "tokio")]
@@ -226,7 +247,7 @@ impl Claims {
             pool: None,
             window: DEFAULT_WINDOW,
             instance: None,
-            pool_wait: DEFAULT_POOL_WAIT,
+            pool_wait: None,
             renew_every: None,
             background: true,
             #[cfg(feature = "tokio")]
@@ -277,14 +298,20 @@ impl Claims {
         self
     }
 
-    /// How long to wait for an id when the pool is full (default [`DEFAULT_POOL_WAIT`]),
-    /// before [`ClaimError::PoolFull`].
+    /// How long to wait for a usable id: while the pool is full, while the store cannot
+    /// be reached, and while every free id's reservation lies further ahead of the clock
+    /// than `max_wait`. Then [`ClaimError::PoolFull`], [`ClaimError::Unreachable`] or
+    /// [`ClaimError::ClockBehind`]. The default covers a holder that died without
+    /// releasing its id: the store's lease TTL (none for files) plus the window plus
+    /// [`DEFAULT_POOL_WAIT`], so a supervisor's restart takes the dead holder's id.
     pub fn pool_wait(mut self, bound: Duration) -> Self {
-        self.pool_wait = bound;
+        self.pool_wait = Some(bound);
         self
     }
 
-    /// How often the background renewal runs (default a third of the window).
+    /// How often the background renewal runs (default a third of the shorter of the
+    /// window and the store's lease TTL). It must be at least [`MIN_RENEW_EVERY`] and
+    /// shorter than both the window and the TTL, else the claim is refused at build.
     pub fn renew_every(mut self, every: Duration) -> Self {
         self.renew_every = Some(every);
         self
@@ -312,7 +339,7 @@ impl Claims {
 /// | URL | store |
 /// |---|---|
 /// | `file:DIR` (or `file://DIR`) | [`FileStore`] in `DIR`: one host, OS locks, fsynced reservations |
-/// | `memory:` | a new [`MemoryStore`]: this process only |
+/// | `memory:` | a new [`MemoryStore`]: this process only, leases of [`OpenOptions::ttl`] |
 /// | `static:N` | [`StaticNode`]: node id N, no fence |
 /// | `static:pod` or `static:pod+K` | [`StaticNode::from_pod_name`]: the ordinal of a StatefulSet pod (`$POD_NAME`, else `$HOSTNAME`, else the host name), plus K |
 ///
@@ -362,7 +389,6 @@ impl OpenOptions {
 
 /// [`open`] with the TTL and timeout of a network store.
 pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
-    let _ = options;
     let bad = |reason: &str| ClaimError::BadUrl {
         url: url.into(),
         reason: reason.into(),
@@ -378,7 +404,10 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
             }
             Ok(Arc::new(FileStore::open(path)?))
         }
-        "memory" if rest.is_empty() || rest == "//" => Ok(Arc::new(MemoryStore::new())),
+        "memory" if rest.is_empty() || rest == "//" => Ok(Arc::new(MemoryStore::with_clock(
+            options.ttl,
+            crate::clock::SystemClock,
+        ))),
         "memory" => Err(bad("memory: takes nothing after the colon")),
         "static" => Ok(Arc::new(StaticNode::from_url_rest(rest).map_err(
             |e| match e {
@@ -496,6 +525,9 @@ pub enum ClaimError {
         held: u64,
         /// How long the claim waited for one to come free.
         waited: Duration,
+        /// The ids skipped because their stored data cannot be read
+        /// ([`ClaimError::Corrupt`]; `flakeid claims` lists them).
+        corrupt: Vec<u64>,
     },
     /// The claim is no longer this holder's: its lease expired, or another holder has the
     /// id now.
@@ -519,9 +551,10 @@ pub enum ClaimError {
         /// What went wrong.
         reason: String,
     },
-    /// A state file holds something this version cannot read.
+    /// A node id's stored data (a state file, an etcd key, a znode) cannot be read. It is
+    /// not read as 0 and not overwritten.
     Corrupt {
-        /// The file.
+        /// The file, key or znode.
         path: String,
         /// What is wrong with it.
         reason: String,
@@ -547,6 +580,13 @@ pub enum ClaimError {
         /// The layout's largest node id.
         max_node: u64,
     },
+    /// The window is longer than [`MAX_WINDOW`].
+    WindowTooLong {
+        /// The window given.
+        window: Duration,
+        /// The limit.
+        max: Duration,
+    },
     /// The window is shorter than one tick of the layout.
     WindowTooShort {
         /// The window given.
@@ -554,10 +594,10 @@ pub enum ClaimError {
         /// The layout's tick.
         unit: Duration,
     },
-    /// The clock reads behind the reservation the id's previous holder left, by more than
-    /// the wait bound.
+    /// Every free id's previous holder left a reservation further ahead of the clock than
+    /// the wait bound, also after waiting [`Claims::pool_wait`].
     ClockBehind {
-        /// The node id.
+        /// The free id whose reservation ends first.
         node: u64,
         /// How far behind.
         behind: Duration,
@@ -576,13 +616,36 @@ pub enum ClaimError {
     Build(crate::Error),
     /// The generator holds no claim (for [`Generator::renew_claim`](crate::Generator::renew_claim)).
     NotClaimed,
-    /// The background renewal would come less than twice per lease of the store, so the
-    /// lease could lapse between two renewals.
+    /// The background renewal would come no more often than the store's lease lapses, so
+    /// the lease would lapse between two renewals.
     RenewalTooRare {
-        /// The renewal period (a third of the window, or `renew_every`).
+        /// The renewal period ([`Claims::renew_every`]).
         every: Duration,
         /// The store's lease TTL.
         ttl: Duration,
+    },
+    /// The renewal period is not shorter than the window: the generator would reach its
+    /// fence before every renewal.
+    RenewalSlowerThanWindow {
+        /// The renewal period ([`Claims::renew_every`]).
+        every: Duration,
+        /// The window.
+        window: Duration,
+    },
+    /// The renewal period is shorter than [`MIN_RENEW_EVERY`]: every renewal is a durable
+    /// write.
+    RenewalTooOften {
+        /// The renewal period given.
+        every: Duration,
+    },
+    /// Nothing renews the claim any more: its background renewal panicked, or the tokio
+    /// runtime it ran on shut down. Minting stops at the fence for good; build a new
+    /// generator.
+    RenewalStopped {
+        /// The node id.
+        node: u64,
+        /// What ended the renewal.
+        reason: String,
     },
 }
 
@@ -594,11 +657,25 @@ impl fmt::Display for ClaimError {
                 pool,
                 held,
                 waited,
-            } => write!(
-                f,
-                "pool full: node ids {}..{} of namespace {namespace:?} are all held ({held} held, waited {waited:?}): stop a holder, widen the pool (--nodes), or use another namespace",
-                pool.start, pool.end
-            ),
+                corrupt,
+            } => {
+                write!(
+                    f,
+                    "pool full: node ids {}..{} of namespace {namespace:?} are all taken ({held} held",
+                    pool.start, pool.end
+                )?;
+                if !corrupt.is_empty() {
+                    write!(
+                        f,
+                        ", {} with unreadable data: {corrupt:?}, which `flakeid claims` lists",
+                        corrupt.len()
+                    )?;
+                }
+                write!(
+                    f,
+                    "; waited {waited:?}): stop a holder, widen the pool, or use another namespace"
+                )
+            }
             ClaimError::NotOwner { namespace, node } => write!(
                 f,
                 "claim lost: node {node} of namespace {namespace:?} is no longer this holder's (its lease expired or another holder took it); start again to claim a new node id"
@@ -613,7 +690,7 @@ impl fmt::Display for ClaimError {
             ),
             ClaimError::Corrupt { path, reason } => write!(
                 f,
-                "{path} is not a flakeid claim file ({reason}); the reservation it held is unknown, so its node id is not taken: remove the file only once no process uses this namespace"
+                "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it: repair it, or remove it only once no process uses this namespace"
             ),
             ClaimError::BadNamespace { namespace, reason } => write!(
                 f,
@@ -632,6 +709,10 @@ impl fmt::Display for ClaimError {
                 },
                 u128::from(*max_node) + 1
             ),
+            ClaimError::WindowTooLong { window, max } => write!(
+                f,
+                "window {window:?} is longer than the limit of {max:?}: a reservation that long keeps a dead holder's id unusable for as long; give a window of seconds to minutes"
+            ),
             ClaimError::WindowTooShort { window, unit } => write!(
                 f,
                 "window {window:?} is shorter than the layout's tick of {unit:?}: give a window of several ticks (the default is 5s)"
@@ -642,7 +723,7 @@ impl fmt::Display for ClaimError {
                 bound,
             } => write!(
                 f,
-                "the clock reads {behind:?} behind the reservation node {node}'s previous holder left, more than the wait bound of {bound:?}: let the clock catch up (check NTP), raise max_wait, or claim in a pool with unused ids"
+                "no usable node id: every free id of the pool has a reservation its previous holder left ahead of this clock (the nearest, node {node}'s, by {behind:?}, more than the wait bound of {bound:?}), and none came free while waiting: let the clock catch up (check NTP), raise max_wait or the pool wait, or widen the pool"
             ),
             ClaimError::NodeOutsidePool { node, pool } => write!(
                 f,
@@ -652,8 +733,19 @@ impl fmt::Display for ClaimError {
             ClaimError::Build(e) => fmt::Display::fmt(e, f),
             ClaimError::RenewalTooRare { every, ttl } => write!(
                 f,
-                "renewals every {every:?} (a third of the window) would let the store's {ttl:?} lease lapse between them: renew at least twice per lease; give a window of at most {:?} (--window) or a longer lease (--ttl)",
-                *ttl * 3 / 2
+                "renewals every {every:?} would let the store's {ttl:?} lease lapse between them: renew more often than the lease TTL (by default a third of the shorter of the window and the TTL), or give a longer TTL"
+            ),
+            ClaimError::RenewalSlowerThanWindow { every, window } => write!(
+                f,
+                "renewals every {every:?} come no sooner than the {window:?} window runs out, so minting would stop at every fence: renew more often than the window (by default a third of it), or give a longer window"
+            ),
+            ClaimError::RenewalTooOften { every } => write!(
+                f,
+                "renewals every {every:?} are more often than the minimum period of {MIN_RENEW_EVERY:?} (each is a durable write): renew less often, or leave the period to its default"
+            ),
+            ClaimError::RenewalStopped { node, reason } => write!(
+                f,
+                "nothing renews node {node}'s claim any more ({reason}): minting ends at its fence; build a new generator"
             ),
             ClaimError::NotClaimed => f.write_str(
                 "this generator holds no claim: build it with GeneratorBuilder::build_claimed",

@@ -19,7 +19,8 @@ pub(crate) fn unreachable(url: &str, reason: impl core::fmt::Display) -> ClaimEr
 pub(crate) struct Remote {
     pub(crate) url: String,
     pub(crate) timeout: Duration,
-    runtime: tokio::runtime::Runtime,
+    /// `None` only in the drop.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Remote {
@@ -33,7 +34,7 @@ impl Remote {
         Ok(Remote {
             url,
             timeout,
-            runtime,
+            runtime: Some(runtime),
         })
     }
 
@@ -45,7 +46,10 @@ impl Remote {
     {
         let (timeout, url) = (self.timeout, self.url.clone());
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
+        let Some(runtime) = &self.runtime else {
+            return Err(unreachable(&self.url, "the client's runtime stopped"));
+        };
+        runtime.spawn(async move {
             let result = match tokio::time::timeout(timeout, fut).await {
                 Ok(r) => r,
                 Err(_) => Err(unreachable(&url, format!("no answer within {timeout:?}"))),
@@ -58,12 +62,66 @@ impl Remote {
 }
 
 /// A stored reservation, `RESERVED_UNIX_NS STATE HOLDER` (`held` or `released`; a bare
-/// number is read too): the reservation, whether it was released, the holder.
-pub(crate) fn parse_reserved(value: &[u8]) -> (u64, bool, Option<String>) {
-    let text = String::from_utf8_lossy(value);
+/// number is read too): the reservation, whether it was released, the holder. Anything
+/// else is [`ClaimError::Corrupt`] naming `key`: never read as 0.
+pub(crate) fn parse_reserved(
+    value: &[u8],
+    key: &str,
+) -> Result<(u64, bool, Option<String>), ClaimError> {
+    let corrupt = |reason: &str| ClaimError::Corrupt {
+        path: key.into(),
+        reason: reason.into(),
+    };
+    let text = core::str::from_utf8(value).map_err(|_| corrupt("it is not UTF-8 text"))?;
     let mut parts = text.splitn(3, ' ');
-    let reserved = parts.next().and_then(|r| r.parse().ok()).unwrap_or(0);
-    let released = parts.next() == Some("released");
+    let reserved = parts
+        .next()
+        .filter(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|r| r.parse().ok())
+        .ok_or_else(|| corrupt("it does not start with a reservation in Unix nanoseconds"))?;
+    let released = match parts.next() {
+        None | Some("held") => false,
+        Some("released") => true,
+        Some(_) => return Err(corrupt("its state is neither 'held' nor 'released'")),
+    };
     let holder = parts.next().map(str::to_string);
-    (reserved, released, holder)
+    Ok((reserved, released, holder))
+}
+
+impl Drop for Remote {
+    /// Lets the client's tasks finish what they were sending (a session's close), briefly.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // Inside another runtime nothing may block: let the tasks go in the background.
+            if tokio::runtime::Handle::try_current().is_ok() {
+                runtime.shutdown_background();
+            } else {
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_parse_or_are_corrupt() {
+        assert_eq!(
+            parse_reserved(b"17 held a:1", "k").unwrap(),
+            (17, false, Some("a:1".into()))
+        );
+        assert_eq!(parse_reserved(b"17", "k").unwrap(), (17, false, None));
+        assert_eq!(
+            parse_reserved(b"5 released h h", "k").unwrap(),
+            (5, true, Some("h h".into()))
+        );
+        for bad in [&b""[..], b"x held a", b"-1 held a", b"17 gone a", b"\xff"] {
+            assert!(
+                matches!(parse_reserved(bad, "k"), Err(ClaimError::Corrupt { .. })),
+                "{bad:?}"
+            );
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! [`StaticNode`]: a node id the deployment guarantees unique (given, or a StatefulSet
 //! pod's ordinal); no store, no fence.
 
+use std::collections::BTreeSet;
 use std::string::String;
+use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
 use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
@@ -15,11 +17,26 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 /// is partitioned and the pod force-deleted), and that a restarted process's clock is not
 /// behind the time its predecessor last minted at (or persist the last ID and use
 /// [`GeneratorBuilder::resume_after`](crate::GeneratorBuilder::resume_after)).
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Claims held at once get consecutive ids: the first N, the next N+1, and so on (a
+/// [`ShardedGenerator`](crate::ShardedGenerator) of k shards on `static:N` mints on N..N+k),
+/// so two generators of one process never share an id. Give each process a block that
+/// far apart. Clones share the ids held.
+#[derive(Debug, Clone)]
 pub struct StaticNode {
     node: u64,
     source: String,
+    /// The offsets from `node` of the claims held now.
+    held: Arc<Mutex<BTreeSet<u64>>>,
 }
+
+impl PartialEq for StaticNode {
+    fn eq(&self, other: &Self) -> bool {
+        (self.node, &self.source) == (other.node, &other.source)
+    }
+}
+
+impl Eq for StaticNode {}
 
 impl StaticNode {
     /// Node id `node`.
@@ -27,6 +44,7 @@ impl StaticNode {
         StaticNode {
             node,
             source: format!("static:{node}"),
+            held: Arc::default(),
         }
     }
 
@@ -48,6 +66,7 @@ impl StaticNode {
         Ok(StaticNode {
             node,
             source: format!("static:pod ({pod}, +{offset})"),
+            held: Arc::default(),
         })
     }
 
@@ -81,9 +100,13 @@ impl StaticNode {
             .map_err(|_| bad("give static:N with a non-negative integer N, or static:pod"))
     }
 
-    /// The node id.
+    /// The node id (the first claim's; claims held at once get the ids after it).
     pub fn node(&self) -> u64 {
         self.node
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, BTreeSet<u64>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -105,36 +128,67 @@ impl ClaimStore for StaticNode {
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        if !request.pool.contains(&self.node) {
+        let mut held = self.held();
+        let offset = (0..).find(|k| !held.contains(k)).unwrap_or(0);
+        let node = self
+            .node
+            .checked_add(offset)
+            .filter(|n| request.pool.contains(n));
+        let Some(node) = node else {
             return Err(ClaimError::NodeOutsidePool {
-                node: self.node,
+                node: self.node.saturating_add(offset),
                 pool: request.pool.clone(),
             });
-        }
+        };
+        held.insert(offset);
         Ok(Claimed {
             namespace: request.namespace.into(),
-            node: self.node,
+            node,
             not_before_unix_ns: 0,
             fenced: false,
-            token: 0,
+            token: offset,
         })
     }
 
-    fn renew(&self, _: &Claimed, _: u64) -> Result<(), ClaimError> {
-        Ok(())
+    fn renew(&self, claimed: &Claimed, _: u64) -> Result<(), ClaimError> {
+        if self.held().contains(&claimed.token) {
+            Ok(())
+        } else {
+            Err(ClaimError::NotOwner {
+                namespace: claimed.namespace.clone(),
+                node: claimed.node,
+            })
+        }
     }
 
-    fn release(&self, _: &Claimed, _: u64) -> Result<(), ClaimError> {
-        Ok(())
+    fn release(&self, claimed: &Claimed, _: u64) -> Result<(), ClaimError> {
+        if self.held().remove(&claimed.token) {
+            Ok(())
+        } else {
+            Err(ClaimError::NotOwner {
+                namespace: claimed.namespace.clone(),
+                node: claimed.node,
+            })
+        }
     }
 
     fn list(&self, _: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        Ok(Vec::from([ClaimInfo {
-            node: self.node,
-            state: NodeState::Held,
-            holder: Some(self.source.clone()),
-            reserved_until_unix_ns: 0,
-        }]))
+        let held = self.held();
+        let offsets = if held.is_empty() {
+            Vec::from([0])
+        } else {
+            held.iter().copied().collect()
+        };
+        Ok(offsets
+            .into_iter()
+            .map(|k| ClaimInfo {
+                node: self.node.saturating_add(k),
+                state: NodeState::Held,
+                holder: Some(self.source.clone()),
+                reserved_until_unix_ns: 0,
+                problem: None,
+            })
+            .collect())
     }
 }
 

@@ -7,12 +7,14 @@ use std::string::String;
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use zookeeper_client::{Acls, Client, CreateMode, Error as ZkError, MultiWriteError};
+use zookeeper_client::{
+    Acls, Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, SessionState,
+};
 
 use super::remote::{Remote, parse_reserved, unreachable};
 use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
 
-/// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session per store.
+/// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session at a time per store.
 ///
 /// Znodes, under `/flakeid`:
 ///
@@ -23,27 +25,59 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 ///
 /// A claim is one multi: create the ephemeral `nodes/N` and set `reserved/N` at the version
 /// read just before (so the reservation read is the last one written). Each renewal is a
-/// multi: check that `nodes/N` exists and set `reserved/N` at the version this holder wrote
-/// last. A newer holder's claim moves that version, so a stale holder's renewal fails with
-/// [`ClaimError::NotOwner`], as it does once its session expired (the session is the lease:
-/// its timeout is the TTL). Release sets the final reservation and deletes `nodes/N`.
+/// multi: check that `nodes/N` exists and set `reserved/N`, to the larger of what this
+/// holder stored and the new reservation, at the version this holder wrote last. A newer
+/// holder's claim moves that version, so a stale holder's renewal fails with
+/// [`ClaimError::NotOwner`], as it does once its session expired (the session is the
+/// lease: its timeout is the TTL). Release sets the final reservation and deletes
+/// `nodes/N`.
+///
+/// - A renewal whose outcome is unknown (its reply was lost with the connection) or that
+///   meets a moved version reads back: while this session still owns `nodes/N`, no other
+///   holder can have written `reserved/N`, so it adopts the stored version and writes
+///   again.
+/// - After its session expired, the store opens a new one for the next claim (the claims
+///   of the old one are lost, as they must be).
+/// - A reservation that cannot be read is [`ClaimError::Corrupt`]: the claim skips that id
+///   and nothing overwrites it.
+/// - Dropping the store closes its session, so its ephemeral znodes go at once rather than
+///   a session timeout later.
 ///
 /// Permissions: create, read, write and delete under `/flakeid` (the znodes are created
 /// with the open ACL; give the store a chroot'ed connect string to confine it).
 pub struct ZooKeeperStore {
-    remote: Remote,
-    root: String,
-    client: Arc<Client>,
-    /// The version of `reserved/N` each claim (by token) wrote last.
-    versions: Arc<Mutex<HashMap<u64, i32>>>,
+    // Dropped before `remote`: the session's close is sent while the runtime still runs.
+    /// The session new claims are made in.
+    client: Mutex<Arc<Client>>,
+    /// Each claim (by token): the session it was made in, the version of `reserved/N` it
+    /// wrote last and the reservation it stored.
+    claims: Arc<Mutex<HashMap<u64, Held>>>,
     next_token: std::sync::atomic::AtomicU64,
+    connect: Connect,
+    remote: Remote,
+}
+
+#[derive(Clone)]
+struct Held {
+    client: Arc<Client>,
+    version: i32,
+    stored: u64,
+}
+
+/// What opening a session takes.
+#[derive(Clone)]
+struct Connect {
+    hosts: String,
+    ttl: Duration,
+    timeout: Duration,
+    root: String,
 }
 
 impl core::fmt::Debug for ZooKeeperStore {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ZooKeeperStore")
             .field("url", &self.remote.url)
-            .field("root", &self.root)
+            .field("root", &self.connect.root)
             .finish_non_exhaustive()
     }
 }
@@ -53,6 +87,34 @@ fn op_error(e: MultiWriteError) -> (Option<usize>, ZkError) {
     match e {
         MultiWriteError::OperationFailed { index, source } => (Some(index), source),
         MultiWriteError::RequestFailed { source } => (None, source),
+    }
+}
+
+/// The version a multi's `set_data` left.
+fn set_version(results: &[MultiWriteResult]) -> Option<i32> {
+    results.iter().find_map(|r| match r {
+        MultiWriteResult::SetData { stat } => Some(stat.version),
+        _ => None,
+    })
+}
+
+/// Whether a session can no longer be used.
+fn ended(client: &Client) -> bool {
+    matches!(
+        client.state(),
+        SessionState::Expired | SessionState::Closed | SessionState::AuthFailed
+    )
+}
+
+impl Connect {
+    async fn open(&self, url: &str) -> Result<Client, ClaimError> {
+        Client::connector()
+            .with_session_timeout(self.ttl)
+            .with_connection_timeout(self.timeout)
+            .with_fail_eagerly()
+            .connect(&self.hosts)
+            .await
+            .map_err(|e| unreachable(url, e))
     }
 }
 
@@ -68,27 +130,37 @@ impl ZooKeeperStore {
     ) -> Result<ZooKeeperStore, ClaimError> {
         let url = format!("zookeeper://{hosts}");
         let remote = Remote::new(url.clone(), timeout, "flakeid-zookeeper")?;
-        let cluster = String::from(hosts);
-        let client = remote.run(async move {
-            Client::connector()
-                .with_session_timeout(ttl)
-                .with_connection_timeout(timeout)
-                .with_fail_eagerly()
-                .connect(&cluster)
-                .await
-                .map_err(|e| unreachable(&url, e))
-        })?;
-        Ok(ZooKeeperStore {
-            remote,
+        let connect = Connect {
+            hosts: hosts.into(),
+            ttl,
+            timeout,
             root: "/flakeid".into(),
-            client: Arc::new(client),
-            versions: Arc::default(),
+        };
+        let c = connect.clone();
+        let client = remote.run(async move { c.open(&url).await })?;
+        Ok(ZooKeeperStore {
+            client: Mutex::new(Arc::new(client)),
+            claims: Arc::default(),
             next_token: std::sync::atomic::AtomicU64::new(1),
+            connect,
+            remote,
         })
     }
 
     fn path(&self, namespace: &str, kind: &str, node: u64) -> String {
-        format!("{}/{namespace}/{kind}/{node}", self.root)
+        format!("{}/{namespace}/{kind}/{node}", self.connect.root)
+    }
+
+    /// The session for new claims: the current one, or a new one if it ended.
+    fn session(&self) -> Result<Arc<Client>, ClaimError> {
+        let current = Arc::clone(&self.client.lock().unwrap_or_else(|p| p.into_inner()));
+        if !ended(&current) {
+            return Ok(current);
+        }
+        let (c, url) = (self.connect.clone(), self.remote.url.clone());
+        let fresh = Arc::new(self.remote.run(async move { c.open(&url).await })?);
+        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&fresh);
+        Ok(fresh)
     }
 
     /// A ZooKeeper error as a claim error: an expired session is a lost claim.
@@ -108,7 +180,12 @@ impl ZooKeeperStore {
 impl ClaimStore for ZooKeeperStore {
     fn lease_ttl(&self) -> Option<Duration> {
         // What the server granted, which may differ from what was asked.
-        Some(self.client.session_timeout())
+        Some(
+            self.client
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .session_timeout(),
+        )
     }
 
     fn url(&self) -> String {
@@ -117,13 +194,13 @@ impl ClaimStore for ZooKeeperStore {
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
         let url = self.remote.url.clone();
-        let client = Arc::clone(&self.client);
+        let client = self.session()?;
         let namespace = String::from(request.namespace);
         let instance = String::from(request.instance);
         let pool = request.pool.clone();
         let dirs = [
-            format!("{}/{namespace}/nodes", self.root),
-            format!("{}/{namespace}/reserved", self.root),
+            format!("{}/{namespace}/nodes", self.connect.root),
+            format!("{}/{namespace}/reserved", self.connect.root),
         ];
         let paths: Vec<(u64, String, String)> = pool
             .clone()
@@ -138,7 +215,7 @@ impl ClaimStore for ZooKeeperStore {
         let token = self
             .next_token
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let versions = Arc::clone(&self.versions);
+        let claims = Arc::clone(&self.claims);
         self.remote.run(async move {
             let e = |e: ZkError| unreachable(&url, e);
             let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
@@ -146,7 +223,7 @@ impl ClaimStore for ZooKeeperStore {
             for dir in &dirs {
                 client.mkdir(dir, &persistent).await.map_err(e)?;
             }
-            let mut held = 0;
+            let (mut held, mut corrupt) = (0, Vec::new());
             'ids: for (node, node_path, reserved_path) in paths {
                 if client.check_stat(&node_path).await.map_err(e)?.is_some() {
                     held += 1;
@@ -167,7 +244,11 @@ impl ClaimStore for ZooKeeperStore {
                         }
                         Err(err) => return Err(e(err)),
                     };
-                    let (not_before, _, _) = parse_reserved(&data);
+                    // Fail closed: an unreadable reservation is skipped, not overwritten.
+                    let Ok((not_before, _, _)) = parse_reserved(&data, &reserved_path) else {
+                        corrupt.push(node);
+                        continue 'ids;
+                    };
                     let value = format!("{not_before} held {instance}");
                     let mut multi = client.new_multi_writer();
                     multi
@@ -178,19 +259,15 @@ impl ClaimStore for ZooKeeperStore {
                         .map_err(e)?;
                     match multi.commit().await.map_err(op_error) {
                         Ok(results) => {
-                            let version = results
-                                .iter()
-                                .find_map(|r| match r {
-                                    zookeeper_client::MultiWriteResult::SetData { stat } => {
-                                        Some(stat.version)
-                                    }
-                                    _ => None,
-                                })
-                                .unwrap_or(stat.version + 1);
-                            versions
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .insert(token, version);
+                            let version = set_version(&results).unwrap_or(stat.version + 1);
+                            claims.lock().unwrap_or_else(|p| p.into_inner()).insert(
+                                token,
+                                Held {
+                                    client: Arc::clone(&client),
+                                    version,
+                                    stored: not_before,
+                                },
+                            );
                             return Ok(Claimed {
                                 namespace,
                                 node,
@@ -215,6 +292,7 @@ impl ClaimStore for ZooKeeperStore {
                 pool,
                 held,
                 waited: Duration::ZERO,
+                corrupt,
             })
         })
     }
@@ -225,7 +303,7 @@ impl ClaimStore for ZooKeeperStore {
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
         let result = self.write(claimed, reserved_until_unix_ns, true);
-        self.versions
+        self.claims
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&claimed.token);
@@ -234,8 +312,8 @@ impl ClaimStore for ZooKeeperStore {
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         let url = self.remote.url.clone();
-        let client = Arc::clone(&self.client);
-        let base = format!("{}/{namespace}", self.root);
+        let client = self.session()?;
+        let base = format!("{}/{namespace}", self.connect.root);
         self.remote.run(async move {
             let e = |e: ZkError| unreachable(&url, e);
             let mut nodes: BTreeMap<u64, ClaimInfo> = BTreeMap::new();
@@ -250,7 +328,8 @@ impl ClaimStore for ZooKeeperStore {
                     let Ok(node) = child.parse::<u64>() else {
                         continue;
                     };
-                    let data = match client.get_data(&format!("{dir}/{child}")).await {
+                    let path = format!("{dir}/{child}");
+                    let data = match client.get_data(&path).await {
                         Ok((data, _)) => data,
                         Err(ZkError::NoNode) => continue,
                         Err(err) => return Err(e(err)),
@@ -260,16 +339,26 @@ impl ClaimStore for ZooKeeperStore {
                         state: NodeState::Expired,
                         holder: None,
                         reserved_until_unix_ns: 0,
+                        problem: None,
                     });
                     if kind == "nodes" {
-                        info.state = NodeState::Held;
+                        if info.state != NodeState::Corrupt {
+                            info.state = NodeState::Held;
+                        }
                         info.holder = Some(String::from_utf8_lossy(&data).into_owned());
-                    } else {
-                        let (reserved, released, holder) = parse_reserved(&data);
-                        info.reserved_until_unix_ns = reserved;
-                        info.holder = holder;
-                        if released {
-                            info.state = NodeState::Released;
+                        continue;
+                    }
+                    match parse_reserved(&data, &path) {
+                        Ok((reserved, released, holder)) => {
+                            info.reserved_until_unix_ns = reserved;
+                            info.holder = holder;
+                            if released {
+                                info.state = NodeState::Released;
+                            }
+                        }
+                        Err(err) => {
+                            info.state = NodeState::Corrupt;
+                            info.problem = Some(err.to_string());
                         }
                     }
                 }
@@ -279,50 +368,104 @@ impl ClaimStore for ZooKeeperStore {
     }
 }
 
+/// How many times a renewal reads back and writes again after an outcome it cannot know
+/// (a lost reply) or a version that moved under it.
+const READ_BACK_TRIES: usize = 3;
+
 impl ZooKeeperStore {
     /// Renewal (`release` false) and release: one multi that checks `nodes/N` exists and
     /// sets `reserved/N` at the version this holder wrote last (and, on release, deletes
-    /// `nodes/N`).
+    /// `nodes/N`). On a moved version or a lost reply, [`read_back`] decides.
     fn write(&self, claimed: &Claimed, reserved: u64, release: bool) -> Result<(), ClaimError> {
         let url = self.remote.url.clone();
-        let client = Arc::clone(&self.client);
         let node_path = self.path(&claimed.namespace, "nodes", claimed.node);
         let reserved_path = self.path(&claimed.namespace, "reserved", claimed.node);
-        let versions = Arc::clone(&self.versions);
+        let claims = Arc::clone(&self.claims);
         let c = claimed.clone();
-        let Some(version) = versions
+        let Some(mut held) = claims
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&claimed.token)
-            .copied()
+            .cloned()
         else {
             return Err(Self::error(&url, Some(claimed), ZkError::NoNode));
         };
         self.remote.run(async move {
+            let client = Arc::clone(&held.client);
             let e = |e: ZkError| Self::error(&url, Some(&c), e);
             let (holder, _) = client.get_data(&node_path).await.map_err(e)?;
             let holder = String::from_utf8_lossy(&holder).into_owned();
             let state = if release { "released" } else { "held" };
-            let value = format!("{reserved} {state} {holder}");
-            let mut multi = client.new_multi_writer();
-            multi.add_check_version(&node_path, -1).map_err(e)?;
-            multi
-                .add_set_data(&reserved_path, value.as_bytes(), Some(version))
-                .map_err(e)?;
-            if release {
-                multi.add_delete(&node_path, None).map_err(e)?;
+            let mut tries = 0;
+            loop {
+                let value = if release {
+                    reserved
+                } else {
+                    reserved.max(held.stored)
+                };
+                let text = format!("{value} {state} {holder}");
+                let mut multi = client.new_multi_writer();
+                multi.add_check_version(&node_path, -1).map_err(e)?;
+                multi
+                    .add_set_data(&reserved_path, text.as_bytes(), Some(held.version))
+                    .map_err(e)?;
+                if release {
+                    multi.add_delete(&node_path, None).map_err(e)?;
+                }
+                let err = match multi.commit().await.map_err(op_error) {
+                    Ok(results) => {
+                        held.version = set_version(&results).unwrap_or(held.version + 1);
+                        held.stored = value;
+                        claims
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert(c.token, held);
+                        return Ok(());
+                    }
+                    Err((_, err)) => err,
+                };
+                let ambiguous = matches!(err, ZkError::BadVersion | ZkError::ConnectionLoss);
+                tries += 1;
+                if !ambiguous || tries > READ_BACK_TRIES {
+                    return Err(e(err));
+                }
+                // A release whose reply was lost may have deleted `nodes/N` already.
+                let (version, stored) =
+                    match read_back(&client, &node_path, &reserved_path, &holder).await {
+                        Ok(Some(found)) => found,
+                        Ok(None) if release && err != ZkError::BadVersion => return Ok(()),
+                        Ok(None) => return Err(e(ZkError::BadVersion)),
+                        Err(ZkError::ConnectionLoss) if tries < READ_BACK_TRIES => {
+                            continue;
+                        }
+                        Err(other) => return Err(e(other)),
+                    };
+                held.version = version;
+                held.stored = held.stored.max(stored);
             }
-            let results = multi.commit().await.map_err(|m| e(op_error(m).1))?;
-            if let Some(stat) = results.iter().find_map(|r| match r {
-                zookeeper_client::MultiWriteResult::SetData { stat } => Some(stat.version),
-                _ => None,
-            }) {
-                versions
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(c.token, stat);
-            }
-            Ok(())
         })
+    }
+}
+
+/// After a renewal whose outcome is unknown: if this session still owns `nodes/N`, the
+/// version and reservation stored at `reserved/N` (written by this holder: no other can
+/// while the session owns the claim); `None` if it does not own it any more.
+async fn read_back(
+    client: &Client,
+    node_path: &str,
+    reserved_path: &str,
+    holder: &str,
+) -> Result<Option<(i32, u64)>, ZkError> {
+    let owner = match client.check_stat(node_path).await? {
+        Some(stat) => stat.ephemeral_owner,
+        None => return Ok(None),
+    };
+    if owner != client.session_id().0 {
+        return Ok(None);
+    }
+    let (data, stat) = client.get_data(reserved_path).await?;
+    match parse_reserved(&data, reserved_path) {
+        Ok((stored, _, Some(h))) if h == holder => Ok(Some((stat.version, stored))),
+        _ => Ok(None),
     }
 }

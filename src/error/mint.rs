@@ -20,6 +20,7 @@ use crate::rfc3339::Timestamp;
 /// | `BeforeEpoch` | the clock reads before the layout's epoch | fix the clock or the layout |
 /// | `ReservationExpired` | a claimed generator reached the end of its reserved window and no renewal landed within `max_wait` | retry later: minting resumes by itself once a renewal lands |
 /// | `ClaimLost` | the claim store gave the node id to another holder; the window is used up | build a new generator (a new claim) |
+/// | `RenewalStopped` | nothing renews the claim any more (its renewal panicked, its runtime shut down); the window is used up | build a new generator (a new claim) |
 /// | `PastLifetime`, `ClockRangeEnd` | the layout (or the clock's range) is used up | a new layout: retrying never helps |
 ///
 /// Durations are `u64` nanoseconds (and microseconds for `waited_us`) to keep the error
@@ -83,6 +84,13 @@ pub enum MintError {
         /// The node id that was lost.
         node: u64,
     },
+    /// A claimed generator reached the end of its reserved window and nothing renews its
+    /// claim any more (its background renewal panicked, or the tokio runtime it ran on
+    /// shut down). It mints nothing more; a new generator makes a new claim.
+    RenewalStopped {
+        /// The claimed node id.
+        node: u64,
+    },
     /// The generator reached the last instant a clock of `u64` nanoseconds can name
     /// ([`CLOCK_END_UNIX_NS`](crate::CLOCK_END_UNIX_NS), in 2554) before the end of its
     /// layout: the layout's later ticks decode and compose, but cannot be minted.
@@ -119,7 +127,10 @@ impl MintError {
     pub const fn is_final(&self) -> bool {
         matches!(
             self,
-            MintError::PastLifetime { .. } | MintError::ClockRangeEnd | MintError::ClaimLost { .. }
+            MintError::PastLifetime { .. }
+                | MintError::ClockRangeEnd
+                | MintError::ClaimLost { .. }
+                | MintError::RenewalStopped { .. }
         )
     }
 
@@ -171,6 +182,10 @@ impl fmt::Display for MintError {
             MintError::ReservationExpired { node } => write!(
                 f,
                 "reserved window ended: node {node}'s reservation was not renewed in time (the claim store is slow or unreachable), so nothing past it is minted; retry later: minting resumes by itself once a renewal lands"
+            ),
+            MintError::RenewalStopped { node } => write!(
+                f,
+                "renewal stopped: nothing renews node {node}'s claim any more (its renewal thread panicked or its runtime shut down) and its reserved window is used up; build a new generator to claim again"
             ),
             MintError::ClaimLost { node } => write!(
                 f,

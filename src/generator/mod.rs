@@ -129,11 +129,17 @@ pub(crate) type HeldClaim = ();
 impl<C> Drop for Generator<C> {
     /// Releases the claim, if any, with its reservation cut to the last tick minted: no
     /// thread can mint any more, so the next holder of the id need not wait for the rest
-    /// of the window.
+    /// of the window. A lease still marked on the word (one that was forgotten, or leaked)
+    /// minted from its own copy of the word, which it stores before it mints in a tick:
+    /// the cut takes the later of the two, never below an ID handed out.
     fn drop(&mut self) {
         if let Some(claim) = &mut self.claim {
-            let word = self.state.load(Ordering::Acquire) & !state::LEASED;
-            claim.release(Some(self.shape.ticks(word)));
+            let word = self.state.load(Ordering::Acquire);
+            let mut last = self.shape.ticks(word & !state::LEASED);
+            if word & state::LEASED != 0 {
+                last = last.max(self.shape.ticks(self.held.load(Ordering::Acquire)));
+            }
+            claim.release(Some(last));
         }
     }
 }

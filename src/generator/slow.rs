@@ -255,6 +255,7 @@ impl<C: Clock> Generator<C> {
     /// At the fence of a claimed generator, for `tick`: waits (bounded by `max_wait`, and
     /// only if `BLOCK`) for a renewal to move the fence past it. Fails closed:
     /// [`MintError::ClaimLost`] once the store said the id is someone else's,
+    /// [`MintError::RenewalStopped`] once nothing renews the claim,
     /// [`MintError::ReservationExpired`] when no renewal landed in time.
     #[cfg(feature = "std")]
     #[cold]
@@ -271,8 +272,12 @@ impl<C: Clock> Generator<C> {
             if fence.allows(tick) {
                 return Ok(());
             }
-            if matches!(fence.state(), ClaimState::Lost | ClaimState::Released) {
-                return Err(MintError::ClaimLost { node });
+            match fence.state() {
+                ClaimState::Lost | ClaimState::Released => {
+                    return Err(MintError::ClaimLost { node });
+                }
+                ClaimState::Stopped => return Err(MintError::RenewalStopped { node }),
+                ClaimState::Active | ClaimState::Renewing => {}
             }
             let left = self.max_wait.saturating_sub(self.waited(budget));
             if !BLOCK || left.is_zero() {

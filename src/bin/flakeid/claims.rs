@@ -66,6 +66,11 @@ fn table(ns: &str, url: &str, infos: &[ClaimInfo]) -> String {
             reserved(i)
         );
     }
+    for i in infos {
+        if let Some(problem) = &i.problem {
+            let _ = writeln!(out, "node {}: {problem}", i.node);
+        }
+    }
     out
 }
 
@@ -79,6 +84,7 @@ fn json_lines(ns: &str, infos: &[ClaimInfo]) -> String {
             "holder": i.holder,
             "reserved_until": (i.reserved_until_unix_ns > 0).then(|| reserved(i)),
             "reserved_until_unix_ns": i.reserved_until_unix_ns,
+            "problem": i.problem,
         });
         let _ = writeln!(out, "{value}");
     }

@@ -3,6 +3,8 @@
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use flakeid::__private::rfc3339::Timestamp;
@@ -10,7 +12,23 @@ use flakeid::claim::{ClaimError, Claims};
 use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
 
 use crate::args::{ClaimArgs, Format, GenArgs, NodeArgs};
-use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, resolve_node, warn};
+use crate::{CliError, CliResult, io_err, parse_layout, resolve_node, warn};
+
+/// The signal that asked `gen` to stop (0: none). Minting stops between batches, every ID
+/// minted is written out, and the generator is dropped, which releases its claim: a
+/// successor need not wait out the window (Kubernetes stops a pod with SIGTERM).
+fn stop_signal() -> Arc<AtomicUsize> {
+    let caught = Arc::new(AtomicUsize::new(0));
+    for signal in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGHUP,
+    ] {
+        // Without a handler the signal ends the process as before, claim unreleased.
+        let _ = signal_hook::flag::register_usize(signal, Arc::clone(&caught), signal as usize);
+    }
+    caught
+}
 
 pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;
@@ -22,6 +40,7 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
     let generator = match &a.claim.store.claim {
         Some(url) => {
             refuse_node_flags(&a.node)?;
+            refuse_ttl_without_lease(url, &a.claim)?;
             let claims = claims_of(url, &a.claim)?;
             let generator = builder.build_claimed(claims).map_err(claim_error)?;
             report_claim(&generator);
@@ -53,18 +72,49 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
             writeln!(out, "{text}")
         }
     };
+    let signal = stop_signal();
     let result = match a.rate {
-        Some(rate) => mint_paced(&generator, a.count, rate, &mut out, &mut line),
-        None => mint_batched(&generator, a.count, &mut out, &mut line),
+        Some(rate) => mint_paced(&generator, a.count, rate, &signal, &mut out, &mut line),
+        None => mint_batched(&generator, a.count, &signal, &mut out, &mut line),
     };
     // Every ID minted is written out before any error is reported.
-    if let Err(e) = out.flush() {
-        return quiet_on_broken_pipe(e);
-    }
-    match result {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(Stop::Io(e)) => quiet_on_broken_pipe(e),
-        Err(Stop::Mint(e)) => Err(CliError::new(None, e)),
+    let flushed = out.flush();
+    drop(out);
+    // Each way out returns (never `process::exit`), so the generator's drop releases the
+    // claim: a closed pipe (`| head -1`) and a signal included.
+    let outcome = match (result, flushed) {
+        (Err(Stop::Io(e)), _) | (Ok(()) | Err(Stop::Signal(_)), Err(e))
+            if e.kind() == io::ErrorKind::BrokenPipe =>
+        {
+            Ok(ExitCode::SUCCESS)
+        }
+        (_, Err(e)) | (Err(Stop::Io(e)), _) => Err(io_err(e)),
+        (Ok(()), Ok(())) => Ok(ExitCode::SUCCESS),
+        // 128 + the signal, as a shell reports a process the signal ended.
+        (Err(Stop::Signal(n)), Ok(())) => Ok(ExitCode::from(128u8.saturating_add(n as u8))),
+        (Err(Stop::Mint(e)), Ok(())) => Err(mint_error(&generator, e)),
+    };
+    drop(generator);
+    outcome
+}
+
+/// A minting error as `gen` ends on it: the library's message speaks of a generator that
+/// goes on; `gen` stops, so it says what happened.
+fn mint_error(generator: &Gen, e: flakeid::MintError) -> CliError {
+    use flakeid::MintError;
+    let last = generator
+        .claim_status()
+        .and_then(|s| s.last_error)
+        .map(|e| format!(" (the last renewal failed: {e})"))
+        .unwrap_or_default();
+    match e {
+        MintError::ReservationExpired { node } => CliError::new(
+            Some("--max-wait"),
+            format!(
+                "node {node}'s reserved window ran out and no renewal of its claim landed within the wait bound{last}; nothing past the reservation was minted. gen stops here and releases the claim: check that the claim store runs and can be reached, then start again (a longer --window or --max-wait rides out longer outages)"
+            ),
+        ),
+        e => CliError::new(None, e),
     }
 }
 
@@ -100,6 +150,16 @@ type Gen = Generator<OffsetClock>;
 enum Stop {
     Io(io::Error),
     Mint(flakeid::MintError),
+    /// A signal asked to stop (its number).
+    Signal(usize),
+}
+
+/// `Err(Stop::Signal)` once a signal asked to stop.
+fn check_signal(signal: &AtomicUsize) -> Result<(), Stop> {
+    match signal.load(Ordering::Relaxed) {
+        0 => Ok(()),
+        n => Err(Stop::Signal(n)),
+    }
 }
 
 type Line<'a, W> = dyn FnMut(&mut BufWriter<W>, &Id) -> io::Result<()> + 'a;
@@ -107,12 +167,14 @@ type Line<'a, W> = dyn FnMut(&mut BufWriter<W>, &Id) -> io::Result<()> + 'a;
 fn mint_batched<W: Write>(
     generator: &Gen,
     count: u64,
+    signal: &AtomicUsize,
     out: &mut BufWriter<W>,
     line: &mut Line<'_, W>,
 ) -> Result<(), Stop> {
     let mut batch = vec![Id::default(); 4096];
     let mut left = count;
     while left > 0 {
+        check_signal(signal)?;
         let want = left.min(batch.len() as u64) as usize;
         let n = generator.next_ids(&mut batch[..want]).map_err(Stop::Mint)?;
         for id in &batch[..n] {
@@ -128,6 +190,7 @@ fn mint_paced<W: Write>(
     generator: &Gen,
     count: u64,
     rate: f64,
+    signal: &AtomicUsize,
     out: &mut BufWriter<W>,
     line: &mut Line<'_, W>,
 ) -> Result<(), Stop> {
@@ -137,9 +200,11 @@ fn mint_paced<W: Write>(
         // The k-th ID is due k intervals after the start, so a slow write does not
         // lower the rate below what was asked.
         let due = started + interval.saturating_mul(u32::try_from(k).unwrap_or(u32::MAX));
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
+        while let Some(wait) = due.checked_duration_since(Instant::now()) {
+            check_signal(signal)?;
+            std::thread::sleep(wait.min(Duration::from_millis(50)));
         }
+        check_signal(signal)?;
         let id = generator.next_id().map_err(Stop::Mint)?;
         line(out, &id).map_err(Stop::Io)?;
         out.flush().map_err(Stop::Io)?;
@@ -166,6 +231,26 @@ fn refuse_node_flags(node: &NodeArgs) -> CliResult {
         )),
         None => Ok(()),
     }
+}
+
+/// `--ttl` is the lease of a coordinator; a file or static claim has none, and a silently
+/// ignored flag would mislead.
+fn refuse_ttl_without_lease(url: &str, a: &ClaimArgs) -> CliResult {
+    let scheme = url.split_once(':').map_or(url, |(s, _)| s);
+    if a.ttl.is_some() && matches!(scheme, "file" | "static") {
+        return Err(CliError::new(
+            Some("--ttl"),
+            format!(
+                "{scheme}: claims have no lease to time out ({}): leave --ttl out, or claim on etcd://, zookeeper:// or memory:",
+                if scheme == "file" {
+                    "the OS drops a file claim's lock when its process dies"
+                } else {
+                    "a static node id is never taken back"
+                }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The claim settings the flags name.
@@ -196,7 +281,12 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
 fn claim_error(e: ClaimError) -> CliError {
     let flag = match &e {
         ClaimError::BadPool { .. } | ClaimError::NodeOutsidePool { .. } => Some("--nodes"),
-        ClaimError::WindowTooShort { .. } | ClaimError::RenewalTooRare { .. } => Some("--window"),
+        ClaimError::WindowTooShort { .. }
+        | ClaimError::WindowTooLong { .. }
+        | ClaimError::RenewalSlowerThanWindow { .. }
+        | ClaimError::RenewalTooOften { .. } => Some("--window"),
+        ClaimError::RenewalTooRare { .. } => Some("--ttl"),
+        ClaimError::PoolFull { .. } => Some("--pool-wait"),
         ClaimError::BadNamespace { .. } => Some("--namespace"),
         ClaimError::ClockBehind { .. } => Some("--max-wait"),
         ClaimError::BadUrl { .. } | ClaimError::Io { .. } => Some("--claim"),

@@ -428,33 +428,72 @@ fn bad_settings_are_refused_and_nothing_is_written() {
         assert!(e.to_string().contains(want), "{e} lacks {want:?}");
     }
     assert!(!dir.exists(), "a refused claim wrote {}", dir.display());
-    // A background renewal rarer than twice per lease would let the lease lapse between
-    // renewals: refused, with what to change.
+    // Renewal periods that cannot work are refused at build, each with what to change;
+    // the default period (a third of the shorter of window and TTL) works with a TTL
+    // shorter than the window.
     let leased = MemoryStore::with_clock(Duration::from_secs(2), ManualClock::new(T0_NS));
-    let e = Generator::builder(layout())
-        .clock(ManualClock::new(T0_NS))
-        .build_claimed(Claims::new(leased.clone()).window(Duration::from_secs(6)))
-        .map(drop)
-        .unwrap_err();
-    assert_eq!(
-        e,
-        ClaimError::RenewalTooRare {
-            every: Duration::from_secs(2),
-            ttl: Duration::from_secs(2)
-        }
-    );
-    assert!(
-        e.to_string().contains("--window") && e.to_string().contains("3s"),
-        "{e}"
-    );
+    let refused = |claims: Claims| {
+        Generator::builder(layout())
+            .clock(ManualClock::new(T0_NS))
+            .build_claimed(claims)
+            .map(drop)
+            .unwrap_err()
+    };
+    let six = || Claims::new(leased.clone()).window(Duration::from_secs(6));
+    let cases = [
+        (
+            refused(six().renew_every(Duration::from_secs(2))),
+            ClaimError::RenewalTooRare {
+                every: Duration::from_secs(2),
+                ttl: Duration::from_secs(2),
+            },
+            "longer TTL",
+        ),
+        (
+            refused(
+                Claims::new(leased.clone())
+                    .window(Duration::from_secs(1))
+                    .renew_every(Duration::from_millis(1500)),
+            ),
+            ClaimError::RenewalSlowerThanWindow {
+                every: Duration::from_millis(1500),
+                window: Duration::from_secs(1),
+            },
+            "longer window",
+        ),
+        (
+            refused(six().renew_every(Duration::ZERO)),
+            ClaimError::RenewalTooOften {
+                every: Duration::ZERO,
+            },
+            "minimum period",
+        ),
+        (
+            refused(six().window(Duration::from_secs(999_999_999_999))),
+            ClaimError::WindowTooLong {
+                window: Duration::from_secs(999_999_999_999),
+                max: flakeid::claim::MAX_WINDOW,
+            },
+            "limit of",
+        ),
+    ];
+    for (e, want, says) in cases {
+        assert_eq!(e, want);
+        assert!(e.to_string().contains(says), "{e} lacks {says:?}");
+        assert!(
+            !e.to_string().contains("--"),
+            "a library message names a flag: {e}"
+        );
+    }
     assert!(
         leased.list("default").unwrap().is_empty(),
         "nothing was claimed"
     );
-    Generator::builder(layout())
+    let g = Generator::builder(layout())
         .clock(ManualClock::new(T0_NS))
-        .build_claimed(Claims::new(leased).window(Duration::from_secs(3)))
-        .expect("a renewal every second, twice per lease");
+        .build_claimed(six())
+        .expect("the default period renews three times per 2s lease");
+    drop(g);
     for url in [
         "bogus:x",
         "nocolon",
@@ -479,18 +518,19 @@ fn bad_settings_are_refused_and_nothing_is_written() {
 fn file_store_restart_on_a_clock_set_back_an_hour() {
     let dir = std::env::temp_dir().join(format!("flakeid-claims-file-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let claimed = |clock: &ManualClock| {
+    let claimed_in = |clock: &ManualClock, pool: std::ops::Range<u64>| {
         Generator::builder(layout())
             .clock(clock.clone())
             .max_wait(Duration::from_secs(1))
             .build_claimed(
                 Claims::new(FileStore::open(&dir).unwrap())
-                    .nodes(0..2)
+                    .nodes(pool)
                     .window(Duration::from_secs(5))
                     .pool_wait(Duration::ZERO)
                     .manual_renewal(),
             )
     };
+    let claimed = |clock: &ManualClock| claimed_in(clock, 0..2);
     let clock = ManualClock::new(T0_NS);
     let first = claimed(&clock).unwrap();
     let second = claimed(&clock).unwrap();
@@ -520,9 +560,11 @@ fn file_store_restart_on_a_clock_set_back_an_hour() {
     );
     drop(first);
 
-    // Restart: the clock reads an hour behind.
+    // Restart: the clock reads an hour behind. Id 1 (released with nothing minted) is
+    // usable, so a claim on the pool takes it; on a pool of id 0 alone, the claim fails.
     let back = ManualClock::new(T0_NS - 3_600_000_000_000);
-    match claimed(&back) {
+    assert_eq!(claimed(&back).unwrap().node(), 1);
+    match claimed_in(&back, 0..1) {
         Err(ClaimError::ClockBehind {
             node: 0, behind, ..
         }) => {
@@ -532,7 +574,7 @@ fn file_store_restart_on_a_clock_set_back_an_hour() {
     }
     // The clock catches up: IDs continue above.
     back.set(T0_NS + 400_000_000);
-    let restarted = claimed(&back).unwrap();
+    let restarted = claimed_in(&back, 0..1).unwrap();
     assert_eq!(restarted.node(), 0);
     let after = restarted.next_id().unwrap();
     assert!(after > *before.last().unwrap());

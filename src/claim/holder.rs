@@ -482,9 +482,11 @@ impl Holder {
         });
         #[cfg(feature = "tokio")]
         if let (true, Some(runtime)) = (background, &claims.runtime) {
-            let s = Arc::clone(&shared);
+            // Made before the task: a task its runtime drops before its first poll drops
+            // the guard too.
+            let guard = TaskGuard(Arc::clone(&shared));
             let task = runtime.spawn(async move {
-                let guard = TaskGuard(s);
+                let guard = guard;
                 loop {
                     tokio::time::sleep(every).await;
                     let s = Arc::clone(&guard.0);

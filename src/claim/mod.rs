@@ -723,7 +723,7 @@ impl fmt::Display for ClaimError {
                 bound,
             } => write!(
                 f,
-                "no usable node id: every free id of the pool has a reservation its previous holder left ahead of this clock (the nearest, node {node}'s, by {behind:?}, more than the wait bound of {bound:?}), and none came free while waiting: let the clock catch up (check NTP), raise max_wait or the pool wait, or widen the pool"
+                "no usable node id: the clock reads {behind:?} behind the reservation node {node}'s previous holder left (the nearest of the free ids'), more than the wait bound of {bound:?}, and no other id came free while waiting: let the clock catch up (check NTP), raise max_wait or the pool wait, or widen the pool"
             ),
             ClaimError::NodeOutsidePool { node, pool } => write!(
                 f,

@@ -235,7 +235,11 @@ pub fn eight_processes_race_for_a_pool_of_eight(server: &mut dyn Server) {
     let nodes: HashSet<u64> = gens.iter().map(Gen::claimed_node).collect();
     assert_eq!(nodes.len(), 8, "{nodes:?}");
     // The eight mint for 5 s: the ninth's wait for a free id (1 s) ends well before.
-    let ninth = spawn(&gen_args(&url, "race", &["--nodes", "0..8", "-n", "1"]));
+    let ninth = spawn(&gen_args(
+        &url,
+        "race",
+        &["--nodes", "0..8", "--pool-wait", "1s", "-n", "1"],
+    ));
     let line = ninth.line(Duration::from_secs(20));
     assert!(
         line.contains("pool full") && line.contains("8 held"),
@@ -414,7 +418,7 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(server: 
             .namespace("behind")
             .nodes(0..1)
             .window(Duration::from_secs(2))
-            .pool_wait(Duration::from_secs(10))
+            .pool_wait(Duration::from_secs(2))
             .manual_renewal()
     };
     // B: the true clock, 10 s behind A's reservation, and a wait bound of 1 s.

@@ -1,0 +1,597 @@
+//! The claim store contract on the stores of one host (memory, file, static), and the
+//! ways a duplicate or a dead claim came about before (issue 23): a file lock replaced
+//! between check and write, overlapping renewals, shards sharing a static id, a forgotten
+//! lease, a renewer that died, a restart that insisted on an unusable id.
+
+#[path = "common/conformance.rs"]
+mod conformance;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use conformance::Backend;
+use flakeid::claim::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, FileStore,
+    MemoryStore, NodeState, StaticNode,
+};
+use flakeid::{Generator, Layout, ManualClock, MintError, ShardedGenerator};
+
+/// 2026-10-31T12:00:00Z.
+const T0_NS: u64 = 1_793_448_000_000_000_000;
+const TTL: Duration = Duration::from_secs(2);
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flakeid-contract-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+struct Memory {
+    store: MemoryStore,
+    clock: ManualClock,
+}
+
+impl Backend for Memory {
+    fn handle(&self) -> Arc<dyn ClaimStore> {
+        Arc::new(self.store.client())
+    }
+    fn lose(&self, _: &Arc<dyn ClaimStore>, _: &Claimed) {
+        // Every lease lapses; the checks renew what they still hold afterwards.
+        self.clock.advance(TTL + Duration::from_millis(1));
+    }
+    fn corrupt(&self, namespace: &str, node: u64) {
+        self.store.set_corrupt(namespace, node);
+    }
+    fn raw(&self, namespace: &str, node: u64) -> Option<Vec<u8>> {
+        let infos = self.store.list(namespace).ok()?;
+        let info = infos.into_iter().find(|i| i.node == node)?;
+        Some(info.reserved_until_unix_ns.to_string().into_bytes())
+    }
+}
+
+struct Files {
+    dir: PathBuf,
+}
+
+impl Backend for Files {
+    fn handle(&self) -> Arc<dyn ClaimStore> {
+        Arc::new(FileStore::open(&self.dir).unwrap())
+    }
+    /// The lock file removed under its holder (which still holds its lock on the old
+    /// file), as an operator or a cleanup job might.
+    fn lose(&self, _: &Arc<dyn ClaimStore>, claimed: &Claimed) {
+        let lock = self
+            .dir
+            .join(&claimed.namespace)
+            .join(format!("node-{}.lock", claimed.node));
+        std::fs::remove_file(lock).unwrap();
+    }
+    fn corrupt(&self, namespace: &str, node: u64) {
+        let path = self.dir.join(namespace).join(format!("node-{node}.state"));
+        std::fs::write(
+            path,
+            b"flakeid-claim v1\nnode 0\nreserved_until_unix_ns 12x4\n",
+        )
+        .unwrap();
+    }
+    fn raw(&self, namespace: &str, node: u64) -> Option<Vec<u8>> {
+        std::fs::read(self.dir.join(namespace).join(format!("node-{node}.state"))).ok()
+    }
+}
+
+#[test]
+fn the_memory_store_keeps_the_contract() {
+    let clock = ManualClock::new(T0_NS);
+    let store = MemoryStore::with_clock(TTL, clock.clone());
+    conformance::run_all(&Memory { store, clock }, "memory");
+}
+
+#[test]
+fn the_file_store_keeps_the_contract() {
+    let dir = temp_dir("conformance");
+    conformance::run_all(&Files { dir: dir.clone() }, "file");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `static:N`: claims held at once get N, N+1, ...; a release frees its id; renewing a
+/// released claim is not the owner's; the pool still bounds it.
+#[test]
+fn the_static_store_gives_held_claims_distinct_ids() {
+    let store = StaticNode::new(5);
+    let request = ClaimRequest {
+        namespace: "s",
+        pool: 0..8,
+        instance: "t",
+    };
+    let a = store.claim(&request).unwrap();
+    let b = store.claim(&request).unwrap();
+    let c = store.claim(&request).unwrap();
+    assert_eq!((a.node, b.node, c.node), (5, 6, 7));
+    assert!(!a.fenced);
+    assert!(matches!(
+        store.claim(&request),
+        Err(ClaimError::NodeOutsidePool { node: 8, .. })
+    ));
+    store.release(&b, 0).unwrap();
+    assert!(matches!(
+        store.renew(&b, 0),
+        Err(ClaimError::NotOwner { .. })
+    ));
+    assert_eq!(
+        store.claim(&request).unwrap().node,
+        6,
+        "a released id is reused"
+    );
+    let listed: Vec<u64> = store.list("s").unwrap().iter().map(|i| i.node).collect();
+    assert_eq!(listed, [5, 6, 7]);
+}
+
+/// Issue 23, item 3: a sharded generator on `static:N` used to claim N for every shard,
+/// and two shards minted the same ID in the same tick.
+#[test]
+fn shards_on_a_static_id_mint_on_consecutive_ids_without_duplicates() {
+    let clock = ManualClock::new(T0_NS);
+    let sharded: ShardedGenerator<ManualClock> = ShardedGenerator::builder(Layout::snowflake())
+        .shards(3)
+        .clock(clock.clone())
+        .build_claimed(Claims::open("static:4").unwrap())
+        .unwrap();
+    let nodes: Vec<u64> = sharded.shards().iter().map(Generator::node).collect();
+    assert_eq!(nodes, [4, 5, 6]);
+    let mut seen = HashSet::new();
+    for shard in sharded.shards() {
+        for _ in 0..100 {
+            assert!(
+                seen.insert(shard.next_id().unwrap()),
+                "a duplicate across shards"
+            );
+        }
+    }
+}
+
+/// A store that writes whatever it is given (as the file and etcd stores did before), and
+/// stalls the first renewal after it computed its value: what the holder must order.
+#[derive(Debug, Default)]
+struct PlainPutState {
+    stored: Mutex<Vec<u64>>,
+    stall_next: AtomicBool,
+    stalled: AtomicBool,
+}
+
+#[derive(Debug, Default, Clone)]
+struct PlainPut(Arc<PlainPutState>);
+
+impl std::ops::Deref for PlainPut {
+    type Target = PlainPutState;
+    fn deref(&self) -> &PlainPutState {
+        &self.0
+    }
+}
+
+impl ClaimStore for PlainPut {
+    fn url(&self) -> String {
+        "plain:".into()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        Ok(Claimed {
+            namespace: r.namespace.into(),
+            node: 0,
+            not_before_unix_ns: 0,
+            fenced: true,
+            token: 1,
+        })
+    }
+    fn renew(&self, _: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        if self.stall_next.swap(false, Ordering::SeqCst) {
+            self.stalled.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        self.stored.lock().unwrap().push(reserved);
+        Ok(())
+    }
+    fn release(&self, _: &Claimed, _: u64) -> Result<(), ClaimError> {
+        Ok(())
+    }
+    fn list(&self, _: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Issue 23, item 2: renewal A computes its reservation and stalls in the store; renewal
+/// B, on a later clock, stores a higher one; A's write lands last. Before the fix the
+/// store ended below what the fence had let through; now B waits for A.
+#[test]
+fn overlapping_renewals_of_one_claim_store_in_order() {
+    let store = PlainPut::default();
+    let clock = ManualClock::new(T0_NS);
+    let g = Arc::new(
+        Generator::builder(Layout::snowflake())
+            .clock(clock.clone())
+            .build_claimed(
+                Claims::new(store.clone())
+                    .window(Duration::from_secs(1))
+                    .manual_renewal(),
+            )
+            .unwrap(),
+    );
+    store.stall_next.store(true, Ordering::SeqCst);
+    let a = {
+        let g = Arc::clone(&g);
+        std::thread::spawn(move || g.renew_claim().unwrap())
+    };
+    while !store.stalled.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    clock.advance(Duration::from_millis(400));
+    g.renew_claim().unwrap();
+    a.join().unwrap();
+    let stored = store.stored.lock().unwrap().clone();
+    assert_eq!(stored.len(), 3, "{stored:?}");
+    assert!(
+        stored.windows(2).all(|w| w[0] <= w[1]),
+        "a renewal stored a lower reservation after a higher one: {stored:?}"
+    );
+    let fence = g.claim_status().unwrap().reserved_until_unix_ns.unwrap();
+    assert_eq!(
+        *stored.last().unwrap(),
+        fence,
+        "the store ends at the fence"
+    );
+}
+
+/// Issue 23, item 1: while a holder renews, its lock file is removed and another process
+/// claims the id. No reservation the old holder was told is stored may lie above where
+/// the new holder starts, and nothing the old holder writes lands after the new claim.
+#[test]
+fn a_replaced_lock_file_never_lets_the_old_holders_write_land_after_the_new_claim() {
+    let dir = temp_dir("replaced");
+    for round in 0..40u64 {
+        let ns = format!("r{round}");
+        let old = Arc::new(FileStore::open(&dir).unwrap());
+        let request = ClaimRequest {
+            namespace: &ns,
+            pool: 0..1,
+            instance: "old",
+        };
+        let claimed = old.claim(&request).unwrap();
+        let acked = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let renewer = {
+            let (old, claimed, acked, stop) = (
+                Arc::clone(&old),
+                claimed.clone(),
+                Arc::clone(&acked),
+                Arc::clone(&stop),
+            );
+            std::thread::spawn(move || {
+                let mut value = T0_NS;
+                while !stop.load(Ordering::SeqCst) {
+                    value += 1_000_000;
+                    if old.renew(&claimed, value).is_ok() {
+                        acked.fetch_max(value, Ordering::SeqCst);
+                    }
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(2));
+        std::fs::remove_file(dir.join(&ns).join("node-0.lock")).unwrap();
+        let new = FileStore::open(&dir).unwrap();
+        let taken = new
+            .claim(&ClaimRequest {
+                instance: "new",
+                ..request.clone()
+            })
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(3));
+        stop.store(true, Ordering::SeqCst);
+        renewer.join().unwrap();
+        let acked = acked.load(Ordering::SeqCst);
+        assert!(
+            acked <= taken.not_before_unix_ns,
+            "round {round}: the old holder was told {acked} is stored, the new one starts at {}",
+            taken.not_before_unix_ns
+        );
+        let stored = new.list(&ns).unwrap()[0].reserved_until_unix_ns;
+        assert_eq!(
+            stored, taken.not_before_unix_ns,
+            "round {round}: the old holder wrote after the new claim"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 23, item 4: a lease forgotten (`mem::forget`) while it had minted in later ticks
+/// than the shared word records: the release must cut the reservation at or above the
+/// lease's last tick, or the next holder mints the lease's IDs again.
+#[test]
+fn a_forgotten_lease_does_not_cut_the_release_below_its_ids() {
+    let store_clock = ManualClock::new(T0_NS);
+    let store = MemoryStore::with_clock(TTL, store_clock.clone());
+    let clock = ManualClock::new(T0_NS);
+    let claimed = |clock: &ManualClock| {
+        Generator::builder(Layout::snowflake())
+            .clock(clock.clone())
+            .build_claimed(
+                Claims::new(store.client())
+                    .nodes(0..1)
+                    .window(Duration::from_secs(1))
+                    .manual_renewal(),
+            )
+            .unwrap()
+    };
+    let g = claimed(&clock);
+    g.next_id().unwrap();
+    let mut lease = g.lease().unwrap();
+    let mut leased = Vec::new();
+    for _ in 0..5 {
+        clock.advance(Duration::from_millis(20));
+        leased.push(lease.next_id().unwrap());
+    }
+    std::mem::forget(lease);
+    drop(g);
+    let released = store.list("default").unwrap()[0].reserved_until_unix_ns;
+    let last = Layout::snowflake().decompose(leased[4].get()).unwrap();
+    let last_end = Layout::snowflake().unix_ns_of(last.ticks + 1).unwrap() as u64;
+    assert!(
+        released >= last_end,
+        "released at {released}, the lease minted up to {last_end}"
+    );
+    // The next holder, on a clock 50 ms behind (another host), starts after the lease:
+    // it hands out nothing until its clock gets there, then only IDs above the lease's.
+    let behind = ManualClock::new(T0_NS + 50_000_000);
+    let next = claimed(&behind);
+    assert!(next.claim_status().unwrap().not_before_unix_ns >= last_end);
+    assert!(
+        next.try_next_id().is_err(),
+        "an ID below the lease's last tick"
+    );
+    behind.set(last_end);
+    let first = next.next_id().unwrap();
+    assert!(
+        first > leased[4],
+        "{first} is not above the leased {}",
+        leased[4]
+    );
+}
+
+/// A store whose renewals panic after the first: the background renewal ends.
+#[derive(Debug)]
+struct PanicsOnRenewal(MemoryStore, AtomicU64);
+
+impl ClaimStore for PanicsOnRenewal {
+    fn url(&self) -> String {
+        "panics:".into()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        self.0.claim(r)
+    }
+    fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        if self.1.fetch_add(1, Ordering::SeqCst) > 0 {
+            panic!("a bug in the store");
+        }
+        self.0.renew(c, reserved)
+    }
+    fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.0.release(c, reserved)
+    }
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        self.0.list(namespace)
+    }
+    fn lease_ttl(&self) -> Option<Duration> {
+        self.0.lease_ttl()
+    }
+}
+
+/// Issue 23, item 11: a renewal that panics used to leave the claim "active" and minting
+/// failing with "resumes by itself" forever. Now the state says nothing renews, and
+/// minting at the fence fails with a final error that says so.
+#[test]
+fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
+    let store = PanicsOnRenewal(MemoryStore::new(), AtomicU64::new(0));
+    let g = Generator::builder(Layout::snowflake())
+        .max_wait(Duration::ZERO)
+        .build_claimed(
+            Claims::new(store)
+                .window(Duration::from_millis(300))
+                .renew_every(Duration::from_millis(20)),
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while g.claim_status().unwrap().state != ClaimState::Stopped {
+        assert!(std::time::Instant::now() < deadline, "never marked stopped");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let status = g.claim_status().unwrap();
+    assert!(
+        matches!(&status.last_error, Some(ClaimError::RenewalStopped { reason, .. }) if reason.contains("a bug in the store")),
+        "{:?}",
+        status.last_error
+    );
+    // Past the fence: a final error, not "resumes by itself".
+    std::thread::sleep(Duration::from_millis(350));
+    let e = loop {
+        match g.next_id() {
+            Ok(_) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(e, MintError::RenewalStopped { node: 0 });
+    assert!(e.is_final());
+}
+
+/// Issue 23, item 11 on tokio: the runtime the renewal task ran on shut down.
+#[cfg(feature = "tokio")]
+#[test]
+fn a_renewal_task_whose_runtime_shut_down_marks_the_claim_stopped() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let g = Generator::builder(Layout::snowflake())
+        .build_claimed(
+            Claims::new(MemoryStore::new())
+                .window(Duration::from_secs(3))
+                .renew_on(runtime.handle().clone()),
+        )
+        .unwrap();
+    assert_eq!(g.claim_status().unwrap().state, ClaimState::Active);
+    drop(runtime);
+    let status = g.claim_status().unwrap();
+    assert_eq!(status.state, ClaimState::Stopped);
+    assert!(matches!(
+        status.last_error,
+        Some(ClaimError::RenewalStopped { .. })
+    ));
+}
+
+/// Issue 23, item 13: after a crash with a long window, id 0's reservation lies ten
+/// minutes ahead; the restart takes free id 1 instead of failing, and lets id 0 go with
+/// its reservation untouched.
+#[test]
+fn a_restart_prefers_a_usable_free_id_to_one_reserved_far_ahead() {
+    let dir = temp_dir("usable");
+    let clock = ManualClock::new(T0_NS);
+    let claims = || {
+        Claims::new(FileStore::open(&dir).unwrap())
+            .nodes(0..4)
+            .window(Duration::from_secs(600))
+            .pool_wait(Duration::ZERO)
+            .manual_renewal()
+    };
+    let build = || {
+        Generator::builder(Layout::snowflake())
+            .clock(clock.clone())
+            .max_wait(Duration::from_secs(1))
+            .build_claimed(claims())
+    };
+    let crashed = build().unwrap();
+    assert_eq!(crashed.node(), 0);
+    let reserved = crashed
+        .claim_status()
+        .unwrap()
+        .reserved_until_unix_ns
+        .unwrap();
+    // A crash: the lock goes with the process, the reservation stays.
+    std::mem::forget(crashed);
+    let lock = dir.join("default/node-0.lock");
+    std::fs::remove_file(&lock).unwrap();
+    let restarted = build().unwrap();
+    assert_eq!(restarted.node(), 1, "the usable free id");
+    let listed = FileStore::open(&dir).unwrap().list("default").unwrap();
+    assert_eq!(listed[0].node, 0);
+    assert_eq!(
+        listed[0].reserved_until_unix_ns, reserved,
+        "id 0's reservation changed"
+    );
+    assert_eq!(listed[0].state, NodeState::Released);
+    drop(restarted);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 23, item 14: with no pool wait given, a claim on a full pool waits out the dead
+/// holder's lease (TTL + window + 1 s) and takes its id, instead of failing after 1 s.
+#[test]
+fn the_default_pool_wait_covers_a_dead_holders_lease() {
+    // A lease longer than the old fixed default wait of 1 s.
+    let store = MemoryStore::with_clock(Duration::from_millis(1500), flakeid::SystemClock);
+    let dead = store.client();
+    let claimed = |s: &MemoryStore| {
+        Generator::builder(Layout::snowflake()).build_claimed(
+            Claims::new(s.clone())
+                .nodes(0..1)
+                .window(Duration::from_millis(300))
+                .manual_renewal(),
+        )
+    };
+    let g = claimed(&dead).unwrap();
+    dead.set_partitioned(true); // dead: no renewal, no release reaches the store
+    std::mem::forget(g);
+    let started = std::time::Instant::now();
+    let next = claimed(&store.client()).expect("the dead holder's id, once its lease lapsed");
+    assert_eq!(next.node(), 0);
+    assert!(started.elapsed() >= Duration::from_millis(1400));
+}
+
+/// Issue 23, item 9: a store error that passes (a leader change, a timeout) no longer
+/// ends the wait for an id: the claim retries within the pool wait.
+#[test]
+fn waiting_for_an_id_rides_out_a_store_that_is_briefly_unreachable() {
+    let store = MemoryStore::new();
+    let cut = store.client();
+    cut.set_partitioned(true);
+    let healer = {
+        let cut = cut.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            cut.set_partitioned(false);
+        })
+    };
+    let g = Generator::builder(Layout::snowflake())
+        .build_claimed(
+            Claims::new(cut)
+                .pool_wait(Duration::from_secs(5))
+                .manual_renewal(),
+        )
+        .expect("the store came back within the pool wait");
+    healer.join().unwrap();
+    assert_eq!(g.node(), 0);
+    // Without a pool wait the error is reported at once, naming the store.
+    let gone = store.client();
+    gone.set_partitioned(true);
+    let e = Generator::builder(Layout::snowflake())
+        .build_claimed(Claims::new(gone).pool_wait(Duration::ZERO).manual_renewal())
+        .map(drop)
+        .unwrap_err();
+    assert!(matches!(e, ClaimError::Unreachable { .. }), "{e}");
+}
+
+/// Issue 23, item 6: one corrupt id no longer blocks the namespace: the claim takes the
+/// next free id, and `flakeid claims` lists the corrupt one with what is wrong.
+#[test]
+fn a_corrupt_id_is_skipped_and_claims_lists_it() {
+    let dir = temp_dir("corrupt-cli");
+    let ns = dir.join("default");
+    std::fs::create_dir_all(&ns).unwrap();
+    std::fs::write(ns.join("node-0.lock"), b"").unwrap();
+    std::fs::write(ns.join("node-0.state"), b"garbage\n").unwrap();
+    let url = format!("file:{}", dir.display());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["gen", "--claim", &url, "--nodes", "0..4", "-n", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("claimed node 1"), "{stderr}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", &url])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("0 ") && l.contains("corrupt")),
+        "{table}"
+    );
+    assert!(table.contains("node-0.state"), "{table}");
+    assert_eq!(
+        std::fs::read(ns.join("node-0.state")).unwrap(),
+        b"garbage\n"
+    );
+    // A store directory that does not exist is an error, not an empty list.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", "file:/nonexistent/flakeid"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -163,8 +163,11 @@ fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
 
 /// Replaces a state file durably: write a temporary file, fsync it, rename it over the
 /// old one, fsync the directory. A crash leaves the old file or the new one, never half.
-fn write_state(path: &Path, state: &State, token: u64) -> Result<(), ClaimError> {
-    let tmp = path.with_extension(format!("state.tmp-{}-{token}", std::process::id()));
+fn write_state(path: &Path, state: &State) -> Result<(), ClaimError> {
+    // Unique in this process (several stores may share a directory) and across processes.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let tmp = path.with_extension(format!("state.tmp-{}-{n}", std::process::id()));
     let result = (|| {
         let mut f = File::create(&tmp)?;
         f.write_all(state.to_text().as_bytes())?;
@@ -296,7 +299,7 @@ impl FileStore {
             released,
             generation: o.generation,
         };
-        write_state(&o.state_path, &state, claimed.token)
+        write_state(&o.state_path, &state)
     }
 
     /// Opens and tries to lock node `node`'s lock file: `Some` if this call now holds it.
@@ -356,7 +359,7 @@ impl ClaimStore for FileStore {
                 released: false,
                 generation,
             };
-            write_state(&state_path, &state, token)?;
+            write_state(&state_path, &state)?;
             drop(dir_lock);
             self.held().insert(
                 token,

@@ -99,3 +99,71 @@ impl Server for ZooKeeper {
 }
 
 scenarios!(ZooKeeper::start, "zookeeper");
+
+#[path = "common/conformance.rs"]
+mod conformance;
+
+/// The store contract against the real ZooKeeper, through a client of the test's own for
+/// the faults: a holder's ephemeral node deleted, a reservation overwritten with garbage.
+struct ZkBackend {
+    url: String,
+    runtime: tokio::runtime::Runtime,
+    client: zookeeper_client::Client,
+}
+
+impl ZkBackend {
+    fn new(zk: &ZooKeeper) -> ZkBackend {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let endpoint = format!("127.0.0.1:{}", zk.port);
+        let client = runtime
+            .block_on(zookeeper_client::Client::connect(&endpoint))
+            .unwrap();
+        ZkBackend {
+            url: zk.url(),
+            runtime,
+            client,
+        }
+    }
+}
+
+impl conformance::Backend for ZkBackend {
+    fn handle(&self) -> std::sync::Arc<dyn flakeid::claim::ClaimStore> {
+        flakeid::claim::open(&self.url).unwrap()
+    }
+    fn lose(
+        &self,
+        _: &std::sync::Arc<dyn flakeid::claim::ClaimStore>,
+        claimed: &flakeid::claim::Claimed,
+    ) {
+        let path = format!("/flakeid/{}/nodes/{}", claimed.namespace, claimed.node);
+        self.runtime
+            .block_on(self.client.delete(&path, None))
+            .unwrap();
+    }
+    fn corrupt(&self, namespace: &str, node: u64) {
+        let path = format!("/flakeid/{namespace}/reserved/{node}");
+        self.runtime
+            .block_on(self.client.set_data(&path, b"not a reservation", None))
+            .unwrap();
+    }
+    fn raw(&self, namespace: &str, node: u64) -> Option<Vec<u8>> {
+        let path = format!("/flakeid/{namespace}/reserved/{node}");
+        self.runtime
+            .block_on(self.client.get_data(&path))
+            .ok()
+            .map(|(data, _)| data)
+    }
+}
+
+#[test]
+fn the_zookeeper_store_keeps_the_contract() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("contract") else {
+        return;
+    };
+    let backend = ZkBackend::new(&zk);
+    conformance::run_all(&backend, "zookeeper");
+}

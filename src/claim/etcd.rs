@@ -65,9 +65,10 @@ fn gets(resp: &TxnResponse) -> Vec<Option<KeyValue>> {
         .collect()
 }
 
-/// How many times a renewal reads and writes again when another write moved the
-/// reservation between its read and its compare-and-set (only its own late writes can).
-const CAS_TRIES: usize = 8;
+/// How many times a write reads and tries again when another write of the same claim
+/// moved the reservation between its read and its compare-and-set (a backstop: each try
+/// that loses sees a larger stored value, which ends a renewal's loop).
+const CAS_TRIES: usize = 64;
 
 /// One keep-alive of `lease`: whether it still lives.
 async fn keep_alive(client: &mut Client, lease: i64) -> Result<bool, etcd_client::Error> {
@@ -181,6 +182,11 @@ impl EtcdStore {
                     ),
                     None => (0, 0),
                 };
+                if !release && stored >= reserved {
+                    // Already stored (by an overlapping renewal): nothing to raise.
+                    written = true;
+                    break;
+                }
                 let value = if release {
                     reserved
                 } else {

@@ -370,7 +370,7 @@ impl ClaimStore for ZooKeeperStore {
 
 /// How many times a renewal reads back and writes again after an outcome it cannot know
 /// (a lost reply) or a version that moved under it.
-const READ_BACK_TRIES: usize = 3;
+const READ_BACK_TRIES: usize = 16;
 
 impl ZooKeeperStore {
     /// Renewal (`release` false) and release: one multi that checks `nodes/N` exists and
@@ -398,6 +398,10 @@ impl ZooKeeperStore {
             let state = if release { "released" } else { "held" };
             let mut tries = 0;
             loop {
+                if !release && tries > 0 && held.stored >= reserved {
+                    // Read back: an overlapping renewal stored as much already.
+                    return Ok(());
+                }
                 let value = if release {
                     reserved
                 } else {
@@ -416,10 +420,16 @@ impl ZooKeeperStore {
                     Ok(results) => {
                         held.version = set_version(&results).unwrap_or(held.version + 1);
                         held.stored = value;
-                        claims
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert(c.token, held);
+                        let mut claims = claims.lock().unwrap_or_else(|p| p.into_inner());
+                        // Overlapping writes of one claim: keep the newest version.
+                        match claims.get_mut(&c.token) {
+                            Some(entry) if entry.version > held.version => {}
+                            Some(entry) => *entry = held,
+                            None if release => {}
+                            None => {
+                                claims.insert(c.token, held);
+                            }
+                        }
                         return Ok(());
                     }
                     Err((_, err)) => err,

@@ -167,3 +167,87 @@ fn the_zookeeper_store_keeps_the_contract() {
     let backend = ZkBackend::new(&zk);
     conformance::run_all(&backend, "zookeeper");
 }
+
+#[path = "common/proxy.rs"]
+mod proxy;
+
+use flakeid::claim::{ClaimRequest, Claims, OpenOptions};
+
+/// 2027-01-15T08:00:00Z.
+const T: u64 = 1_800_000_000_000_000_000;
+
+/// Issue 23, item 8: a renewal whose write ZooKeeper applied but whose reply was lost (the
+/// connection reset right after the request) left the remembered version stale; the next
+/// renewal met BadVersion and reported the claim lost, for good. Now it reads back, sees
+/// its session still owns the claim, adopts the version and goes on.
+#[test]
+fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("lost-reply") else {
+        return;
+    };
+    let proxy = proxy::Proxy::start(zk.port);
+    let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
+    let store = flakeid::claim::open_with(&url, &OpenOptions::default()).unwrap();
+    let request = ClaimRequest {
+        namespace: "lost",
+        pool: 0..1,
+        instance: "a",
+    };
+    let c = store.claim(&request).unwrap();
+    store.renew(&c, T).unwrap();
+    let mut last = T;
+    for round in 1..=4u64 {
+        proxy.cut_after_request_containing(b" held ");
+        // Its reply is lost (the outcome may be either, as a client would see it).
+        let _ = store.renew(&c, T + round * 1_000_000_000);
+        last = T + round * 1_000_000_000 + 500_000_000;
+        store
+            .renew(&c, last)
+            .unwrap_or_else(|e| panic!("round {round}: the renewal after a lost reply: {e}"));
+    }
+    assert!(proxy.cuts() >= 4, "the proxy cut {} times", proxy.cuts());
+    let listed = store.list("lost").unwrap();
+    assert_eq!(listed[0].reserved_until_unix_ns, last);
+    assert_eq!(listed[0].state, flakeid::claim::NodeState::Held);
+    store.release(&c, last).unwrap();
+}
+
+/// Issue 23, item 10: once its session expired, a `ZooKeeperStore` failed every later
+/// claim. Now the claims of the expired session are lost (as they must be) and the next
+/// claim opens a new session.
+#[test]
+fn a_store_whose_session_expired_claims_again_in_a_new_session() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("expiry") else {
+        return;
+    };
+    let proxy = proxy::Proxy::start(zk.port);
+    let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
+    let options = OpenOptions::default().ttl(Duration::from_secs(2));
+    let store = flakeid::claim::open_with(&url, &options).unwrap();
+    let claims = || {
+        Claims::with_store(store.clone())
+            .namespace("expiry")
+            .nodes(0..2)
+            .window(Duration::from_secs(1))
+            .pool_wait(Duration::from_secs(20))
+            .manual_renewal()
+    };
+    let layout = flakeid::Layout::snowflake();
+    let first = flakeid::Generator::builder(layout)
+        .build_claimed(claims())
+        .unwrap();
+    proxy.set_down(true);
+    std::thread::sleep(Duration::from_secs(5)); // past the 2 s session
+    proxy.set_down(false);
+    assert!(
+        first.renew_claim().is_err(),
+        "a claim of the expired session renewed"
+    );
+    let second = flakeid::Generator::builder(layout)
+        .build_claimed(claims())
+        .expect("a claim in a new session");
+    second.next_id().unwrap();
+    second.renew_claim().unwrap();
+}

@@ -418,7 +418,8 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(server: 
             .namespace("behind")
             .nodes(0..1)
             .window(Duration::from_secs(2))
-            .pool_wait(Duration::from_secs(2))
+            // Covers the killed holder's lease (1 s asked; etcd may round it up).
+            .pool_wait(Duration::from_secs(5))
             .manual_renewal()
     };
     // B: the true clock, 10 s behind A's reservation, and a wait bound of 1 s.

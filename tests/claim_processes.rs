@@ -40,9 +40,13 @@ fn node_of(id: u64) -> u64 {
 }
 
 fn claims_json(dir: &Path) -> Vec<serde_json::Value> {
+    claims_json_in(dir, "orders")
+}
+
+fn claims_json_in(dir: &Path, namespace: &str) -> Vec<serde_json::Value> {
     let url = format!("file:{}", dir.display());
     let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["claims", "--claim", &url, "--namespace", "orders", "--json"])
+        .args(["claims", "--claim", &url, "--namespace", namespace, "--json"])
         .output()
         .unwrap();
     assert!(
@@ -285,4 +289,75 @@ fn bad_claim_flags_are_clear_errors_and_write_nothing() {
     assert!(!dir.exists(), "a refused claim wrote {}", dir.display());
     assert_eq!(std::fs::read_to_string(&not_a_dir).unwrap(), "a file");
     std::fs::remove_file(&not_a_dir).unwrap();
+}
+
+/// Issue 23, item 12: `gen --claim` released its claim on SIGINT only; on SIGTERM (how
+/// Kubernetes stops a pod) and on a closed stdout (`| head -1`) the id stayed reserved for
+/// the whole window. Now both release it: the state file says released, its reservation
+/// is cut to what was minted (well before the 10 minute window), and the next holder
+/// takes the id at once.
+#[test]
+fn sigterm_and_a_closed_stdout_release_the_claim() {
+    let dir = temp_dir("release-on-exit");
+    let url = format!("file:{}", dir.display());
+    let args = |instance: &'static str| {
+        vec![
+            "gen", "--claim", &url, "--namespace", "exit", "--nodes", "0..1", "--window",
+            "10m", "--instance", instance, "-n", "100000000", "--rate", "200",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let released = |what: &str| {
+        let rows = claims_json_in(&dir, "exit");
+        assert_eq!(rows.len(), 1, "{what}: {rows:?}");
+        assert_eq!(rows[0]["state"], "released", "{what}: {rows:?}");
+        let reserved = rows[0]["reserved_until_unix_ns"].as_u64().unwrap();
+        let now = flakeid::Clock::unix_ns(&flakeid::SystemClock);
+        assert!(
+            reserved < now + 60_000_000_000,
+            "{what}: the reservation was not cut to what was minted: {reserved} vs now {now}"
+        );
+    };
+    // SIGTERM.
+    let argv = args("term");
+    let g = spawn(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(g.claimed_node(), 0);
+    g.wait_for_ids(20);
+    g.signal("TERM");
+    let (status, ids) = g.finish(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert!(!ids.is_empty());
+    released("after SIGTERM");
+    // A closed stdout: read one line, then close the pipe.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(args("pipe"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    assert!(first.trim().parse::<u64>().is_ok(), "{first}");
+    drop(out);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "gen kept running");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success(), "{status:?}");
+    released("after a closed stdout");
+    // The next holder takes the id at once.
+    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["gen", "--claim", &url, "--namespace", "exit", "--nodes", "0..1"])
+        .args(["--pool-wait", "0s", "--max-wait", "1s", "-n", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -155,3 +155,136 @@ fn the_etcd_store_keeps_the_contract() {
     };
     conformance::run_all(&backend, "etcd");
 }
+
+/// Three etcd members on loopback, one cluster; each its own process and data.
+struct Cluster {
+    members: Vec<(Process, u16, u16)>,
+}
+
+impl Cluster {
+    fn start(name: &str) -> Option<Cluster> {
+        if !available(
+            name,
+            "etcd",
+            &["--version"],
+            "Debian: apt-get install etcd-server",
+        ) {
+            return None;
+        }
+        let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+        let initial = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, peer))| format!("m{i}=http://127.0.0.1:{peer}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut members = Vec::new();
+        for (i, &(client_port, peer_port)) in ports.iter().enumerate() {
+            let mut process = Process::new("etcd", &format!("{name}-m{i}"));
+            let client = format!("http://127.0.0.1:{client_port}");
+            let peer = format!("http://127.0.0.1:{peer_port}");
+            let mut command = Command::new("etcd");
+            command
+                .args(["--name", &format!("m{i}"), "--data-dir"])
+                .arg(process.dir.join("data"))
+                .args(["--listen-client-urls", &client])
+                .args(["--advertise-client-urls", &client])
+                .args(["--listen-peer-urls", &peer])
+                .args(["--initial-advertise-peer-urls", &peer])
+                .args(["--initial-cluster", &initial])
+                .args(["--initial-cluster-state", "new"])
+                .args(["--logger", "zap", "--log-level", "error"]);
+            process.start(&mut command);
+            members.push((process, client_port, peer_port));
+        }
+        let cluster = Cluster { members };
+        let (first, port) = (&cluster.members[0].0, cluster.members[0].1);
+        fleet::wait_until_answers(
+            &cluster.url(),
+            port,
+            Duration::from_secs(30),
+            &first.dir.join("server.log"),
+        );
+        Some(cluster)
+    }
+
+    fn url(&self) -> String {
+        let endpoints: Vec<String> = self
+            .members
+            .iter()
+            .map(|(_, port, _)| format!("127.0.0.1:{port}"))
+            .collect();
+        format!("etcd://{}", endpoints.join(","))
+    }
+}
+
+/// Waits `span` while checking, every second, that each holder runs and printed more IDs
+/// than a second before.
+fn holders_keep_minting(holders: &[procs::Gen], span: Duration, what: &str) {
+    let started = std::time::Instant::now();
+    let mut before: Vec<usize> = holders.iter().map(|h| h.ids_now().len()).collect();
+    while started.elapsed() < span {
+        std::thread::sleep(Duration::from_secs(1));
+        for (i, h) in holders.iter().enumerate() {
+            let now = h.ids_now().len();
+            assert!(
+                now > before[i],
+                "{what}: holder {i} minted nothing for a second after {:?}; it said {:?}",
+                started.elapsed(),
+                h.lines_now()
+            );
+            before[i] = now;
+        }
+    }
+}
+
+/// Issue 23, item 7: one member of a three-member cluster stops answering (SIGSTOP: a
+/// follower or the leader, whichever it is), later another is killed: the holders, which
+/// were given all three endpoints, keep minting throughout (before: every holder exited
+/// within 15-25 s). Then a SIGTERM releases each claim (exit 143).
+#[test]
+fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
+    let _one = fleet::one_at_a_time();
+    let Some(mut cluster) = Cluster::start("cluster") else {
+        return;
+    };
+    let url = cluster.url();
+    let holders: Vec<procs::Gen> = (0..2)
+        .map(|_| {
+            procs::spawn(&fleet::gen_args(
+                &url,
+                "cluster",
+                &[
+                    "--nodes", "0..4", "--ttl", "10s", "--window", "5s", "--max-wait", "30s",
+                    "-n", "100000000", "--rate", "100",
+                ],
+            ))
+        })
+        .collect();
+    for h in &holders {
+        h.claimed_node();
+        h.wait_for_ids(50);
+    }
+    cluster.members[0].0.signal("STOP");
+    holders_keep_minting(&holders, Duration::from_secs(20), "member 0 stalled");
+    cluster.members[0].0.signal("CONT");
+    std::thread::sleep(Duration::from_secs(2));
+    cluster.members[1].0.stop();
+    holders_keep_minting(&holders, Duration::from_secs(20), "member 1 killed");
+    let mut all = Vec::new();
+    for h in holders {
+        h.signal("TERM");
+        let (status, ids) = h.finish(Duration::from_secs(20));
+        assert_eq!(status.code(), Some(143), "SIGTERM: {status:?}");
+        all.extend(ids);
+    }
+    let unique: std::collections::HashSet<_> = all.iter().collect();
+    assert_eq!(unique.len(), all.len(), "a duplicate ID");
+    let infos = flakeid::claim::open(&url).unwrap().list("cluster").unwrap();
+    assert!(
+        infos
+            .iter()
+            .all(|i| i.state == flakeid::claim::NodeState::Released),
+        "SIGTERM released every claim: {infos:?}"
+    );
+}

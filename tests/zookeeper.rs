@@ -251,3 +251,33 @@ fn a_store_whose_session_expired_claims_again_in_a_new_session() {
     second.next_id().unwrap();
     second.renew_claim().unwrap();
 }
+
+/// Issue 23, item 12 (ZooKeeper): a holder that exits without releasing (after "claim
+/// lost", say) used to leave its ephemeral node for a whole session timeout. Dropping
+/// the store now closes its session, so the node goes at once.
+#[test]
+fn dropping_the_store_closes_its_session_and_frees_its_ids() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("close") else {
+        return;
+    };
+    let url = zk.url();
+    let options = OpenOptions::default().ttl(Duration::from_secs(20));
+    let store = flakeid::claim::open_with(&url, &options).unwrap();
+    let claimed = store
+        .claim(&ClaimRequest {
+            namespace: "close",
+            pool: 0..1,
+            instance: "gone",
+        })
+        .unwrap();
+    assert_eq!(claimed.node, 0);
+    drop(store);
+    let other = flakeid::claim::open(&url).unwrap();
+    let listed = other.list("close").unwrap();
+    assert_ne!(
+        listed[0].state,
+        flakeid::claim::NodeState::Held,
+        "the ephemeral node outlived its store (a 20 s session): {listed:?}"
+    );
+}

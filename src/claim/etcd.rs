@@ -3,6 +3,8 @@
 
 use core::time::Duration;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashSet;
 use std::string::String;
 use std::vec::Vec;
@@ -38,10 +40,16 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 /// Permissions: read and write on the prefix; with etcd's auth, a role limited to
 /// `flakeid/NS/` is enough (leases need no key permission).
 pub struct EtcdStore {
-    remote: Remote,
+    /// A client per endpoint (each connects lazily), so that a member that stopped
+    /// answering is left for the next one rather than balanced onto again.
+    clients: Arc<[Client]>,
+    /// The endpoint in use: moved on after a request to it failed or hung.
+    current: Arc<AtomicUsize>,
     prefix: String,
     ttl: Duration,
-    client: Client,
+    /// The bound on one attempt of a request.
+    attempt: Duration,
+    remote: Remote,
 }
 
 impl core::fmt::Debug for EtcdStore {
@@ -63,6 +71,52 @@ fn gets(resp: &TxnResponse) -> Vec<Option<KeyValue>> {
             _ => None,
         })
         .collect()
+}
+
+/// The bound on one attempt of a request: a third of the request timeout, at least
+/// 300 ms. A renewal comes every third of the shorter of the window and the TTL, so a
+/// member that hangs costs at most one attempt of it.
+fn attempt_bound(timeout: Duration) -> Duration {
+    (timeout / 3).max(Duration::from_millis(300)).min(timeout)
+}
+
+/// The client of the endpoint in use.
+fn pick(clients: &[Client], current: &AtomicUsize) -> Client {
+    clients[current.load(Ordering::Relaxed) % clients.len()].clone()
+}
+
+/// Moves on to the next endpoint.
+fn fail_over(current: &AtomicUsize, endpoints: usize) {
+    let _ = current.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |i| {
+        Some((i + 1) % endpoints)
+    });
+}
+
+/// Runs `attempt` (each try bounded by `bound`) until it ends other than unreachable, or
+/// `timeout` is spent: then the last error. After a try that failed or hung, `failed`
+/// moves on to the next endpoint.
+async fn retrying<T, F: core::future::Future<Output = Result<T, ClaimError>>>(
+    url: &str,
+    timeout: Duration,
+    bound: Duration,
+    attempt: impl Fn() -> F,
+    failed: impl Fn(),
+) -> Result<T, ClaimError> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let error = match tokio::time::timeout(bound.min(left), attempt()).await {
+            Ok(Err(e @ ClaimError::Unreachable { .. })) => e,
+            Ok(done) => return done,
+            Err(_) => unreachable(url, format!("no answer within {:?}", bound.min(left))),
+        };
+        failed();
+        let pause = Duration::from_millis(50);
+        if deadline.saturating_duration_since(tokio::time::Instant::now()) <= pause {
+            return Err(error);
+        }
+        tokio::time::sleep(pause).await;
+    }
 }
 
 /// How many times a write reads and tries again when another write of the same claim
@@ -96,23 +150,55 @@ impl EtcdStore {
         }
         let remote = Remote::new(url.clone(), timeout, "flakeid-etcd")?;
         let eps: Vec<String> = endpoints.to_vec();
+        let attempt = attempt_bound(timeout);
+        // Each request is bounded by `attempt`, well below a renewal period, and the
+        // connections are pinged, so a member that stopped answering (paused, cut off)
+        // costs one attempt; the next goes to another member.
+        // A member without a leader (cut off from its peers) refuses at once instead of
+        // holding the request until it times out.
         let options = ConnectOptions::new()
-            .with_connect_timeout(timeout)
-            .with_timeout(timeout);
-        let client = remote.run(async move {
-            let mut client = Client::connect(eps, Some(options))
-                .await
-                .map_err(|e| unreachable(&url, e))?;
+            .with_connect_timeout(attempt)
+            .with_timeout(attempt)
+            .with_keep_alive(Duration::from_secs(1), attempt)
+            .with_keep_alive_while_idle(true)
+            .with_require_leader(true);
+        let current = Arc::new(AtomicUsize::new(0));
+        let (c, u) = (Arc::clone(&current), url.clone());
+        let clients: Arc<[Client]> = remote.run(async move {
+            let mut clients = Vec::with_capacity(eps.len());
+            for endpoint in &eps {
+                let client = Client::connect([endpoint], Some(options.clone()))
+                    .await
+                    .map_err(|e| unreachable(&u, e))?;
+                clients.push(client);
+            }
+            let clients: Arc<[Client]> = clients.into();
             // A lazy channel would connect at the first call: make one now, so an
             // unreachable store fails here, within the bound.
-            client.status().await.map_err(|e| unreachable(&url, e))?;
-            Ok(client)
+            let cs = Arc::clone(&clients);
+            retrying(
+                &u,
+                timeout,
+                attempt,
+                || {
+                    let (mut client, url) = (pick(&cs, &c), u.clone());
+                    async move {
+                        client.status().await.map_err(|e| unreachable(&url, e))?;
+                        Ok(())
+                    }
+                },
+                || fail_over(&c, cs.len()),
+            )
+            .await?;
+            Ok(clients)
         })?;
         Ok(EtcdStore {
             remote,
             prefix: "flakeid/".into(),
             ttl: Duration::from_secs(ttl.as_secs().max(1)),
-            client,
+            clients,
+            current,
+            attempt,
         })
     }
 
@@ -131,13 +217,26 @@ impl EtcdStore {
         format!("{}{namespace}/{kind}/{node}", self.prefix)
     }
 
-    /// Runs `f` with a client on the store's runtime, bounded by the request timeout.
-    fn run<T, F>(&self, f: impl FnOnce(Client) -> F) -> Result<T, ClaimError>
+    /// Runs `f` with a client on the store's runtime: attempts bounded by the attempt
+    /// bound, again while the store cannot be reached, all within the request timeout.
+    fn run<T, F>(&self, f: impl Fn(Client) -> F + Send + Sync + 'static) -> Result<T, ClaimError>
     where
         T: Send + 'static,
         F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
     {
-        self.remote.run(f(self.client.clone()))
+        let (clients, current) = (Arc::clone(&self.clients), Arc::clone(&self.current));
+        let url = self.remote.url.clone();
+        let (timeout, attempt) = (self.remote.timeout, self.attempt);
+        self.remote.run(async move {
+            retrying(
+                &url,
+                timeout,
+                attempt,
+                || f(pick(&clients, &current)),
+                || fail_over(&current, clients.len()),
+            )
+            .await
+        })
     }
 
     /// Renewal (`release` false): a keep-alive, then read `nodes/N` and `reserved/N`, and
@@ -150,80 +249,90 @@ impl EtcdStore {
         let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
         let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
         let not_owner = Self::not_owner(claimed);
-        self.run(move |mut client| async move {
-            let e = |e: etcd_client::Error| unreachable(&url, e);
-            // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
-            // error): then the compare below fails too, and says so.
-            let alive = if release {
-                Ok(true)
-            } else {
-                keep_alive(&mut client, lease).await
-            };
-            let state = if release { "released" } else { "held" };
-            let mut written = false;
-            for _ in 0..CAS_TRIES {
-                let read = Txn::new().and_then([
-                    TxnOp::get(node_key.as_str(), None),
-                    TxnOp::get(reserved_key.as_str(), None),
-                ]);
-                let read = gets(&client.txn(read).await.map_err(e)?);
-                let (node_kv, reserved_kv) = match read.as_slice() {
-                    [n, r] => (n.clone(), r.clone()),
-                    _ => return Err(e(etcd_client::Error::InvalidArgs("two gets".into()))),
-                };
-                let Some(node_kv) = node_kv.filter(|kv| kv.lease() == lease) else {
-                    return Err(not_owner);
-                };
-                let holder = String::from_utf8_lossy(node_kv.value()).into_owned();
-                let (stored, revision) = match &reserved_kv {
-                    Some(kv) => (
-                        parse_reserved(kv.value(), &reserved_key)?.0,
-                        kv.mod_revision(),
-                    ),
-                    None => (0, 0),
-                };
-                if !release && stored >= reserved {
-                    // Already stored (by an overlapping renewal): nothing to raise.
-                    written = true;
-                    break;
-                }
-                let value = if release {
-                    reserved
+        self.run(move |mut client| {
+            let url = url.clone();
+            let node_key = node_key.clone();
+            let reserved_key = reserved_key.clone();
+            let not_owner = not_owner.clone();
+            async move {
+                let e = |e: etcd_client::Error| unreachable(&url, e);
+                // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
+                // error): then the compare below fails too, and says so.
+                let alive = if release {
+                    Ok(true)
                 } else {
-                    reserved.max(stored)
+                    keep_alive(&mut client, lease).await
                 };
-                let mut ops = vec![TxnOp::put(
-                    reserved_key.as_str(),
-                    format!("{value} {state} {holder}"),
-                    None,
-                )];
+                let state = if release { "released" } else { "held" };
+                let mut written = false;
+                for _ in 0..CAS_TRIES {
+                    let read = Txn::new().and_then([
+                        TxnOp::get(node_key.as_str(), None),
+                        TxnOp::get(reserved_key.as_str(), None),
+                    ]);
+                    let read = gets(&client.txn(read).await.map_err(e)?);
+                    let (node_kv, reserved_kv) = match read.as_slice() {
+                        [n, r] => (n.clone(), r.clone()),
+                        _ => return Err(e(etcd_client::Error::InvalidArgs("two gets".into()))),
+                    };
+                    let Some(node_kv) = node_kv.filter(|kv| kv.lease() == lease) else {
+                        return Err(not_owner);
+                    };
+                    let holder = String::from_utf8_lossy(node_kv.value()).into_owned();
+                    let (stored, revision) = match &reserved_kv {
+                        Some(kv) => (
+                            parse_reserved(kv.value(), &reserved_key)?.0,
+                            kv.mod_revision(),
+                        ),
+                        None => (0, 0),
+                    };
+                    if !release && stored >= reserved {
+                        // Already stored (by an overlapping renewal): nothing to raise.
+                        written = true;
+                        break;
+                    }
+                    let value = if release {
+                        reserved
+                    } else {
+                        reserved.max(stored)
+                    };
+                    let mut ops = vec![TxnOp::put(
+                        reserved_key.as_str(),
+                        format!("{value} {state} {holder}"),
+                        None,
+                    )];
+                    if release {
+                        ops.push(TxnOp::delete(node_key.as_str(), None));
+                    }
+                    let txn = Txn::new()
+                        .when([
+                            Compare::lease(node_key.as_str(), CompareOp::Equal, lease),
+                            Compare::mod_revision(
+                                reserved_key.as_str(),
+                                CompareOp::Equal,
+                                revision,
+                            ),
+                        ])
+                        .and_then(ops);
+                    if client.txn(txn).await.map_err(e)?.succeeded() {
+                        written = true;
+                        break;
+                    }
+                    // The node key moved (the next read says so) or the reservation did: again.
+                }
                 if release {
-                    ops.push(TxnOp::delete(node_key.as_str(), None));
+                    let _ = client.lease_revoke(lease).await;
                 }
-                let txn = Txn::new()
-                    .when([
-                        Compare::lease(node_key.as_str(), CompareOp::Equal, lease),
-                        Compare::mod_revision(reserved_key.as_str(), CompareOp::Equal, revision),
-                    ])
-                    .and_then(ops);
-                if client.txn(txn).await.map_err(e)?.succeeded() {
-                    written = true;
-                    break;
+                match (written, alive) {
+                    (true, Ok(true)) => Ok(()),
+                    // Still bound, but the lease lives only until its TTL runs out.
+                    (true, Ok(false)) => Err(not_owner),
+                    (true, Err(err)) => Err(e(err)),
+                    (false, _) => Err(unreachable(
+                        &url,
+                        format!("the reservation kept moving under {CAS_TRIES} compare-and-sets"),
+                    )),
                 }
-                // The node key moved (the next read says so) or the reservation did: again.
-            }
-            if release {
-                let _ = client.lease_revoke(lease).await;
-            }
-            match (written, alive) {
-                (true, Ok(true)) => Ok(()),
-                // Still bound, but the lease lives only until its TTL runs out.
-                (true, Ok(false)) => Err(not_owner),
-                (true, Err(err)) => Err(e(err)),
-                (false, _) => Err(unreachable(
-                    &url,
-                    format!("the reservation kept moving under {CAS_TRIES} compare-and-sets"),
-                )),
             }
         })
     }
@@ -262,76 +371,86 @@ impl ClaimStore for EtcdStore {
                 )
             })
             .collect();
-        self.run(move |mut client| async move {
-            let e = |e: etcd_client::Error| unreachable(&url, e);
-            // Skip the ids held now (one read), then race for the rest, lowest first.
-            let held: HashSet<Vec<u8>> = client
-                .get(
-                    nodes_prefix.as_str(),
-                    Some(GetOptions::new().with_prefix().with_keys_only()),
-                )
-                .await
-                .map_err(e)?
-                .kvs()
-                .iter()
-                .map(|kv| kv.key().to_vec())
-                .collect();
-            let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
-            let (mut taken, mut corrupt) = (0, Vec::new());
-            for (node, node_key, reserved_key) in keys {
-                if held.contains(node_key.as_bytes()) {
-                    taken += 1;
-                    continue;
-                }
-                let txn = Txn::new()
-                    .when([Compare::create_revision(
-                        node_key.as_str(),
-                        CompareOp::Equal,
-                        0,
-                    )])
-                    .and_then([
-                        TxnOp::put(
-                            node_key.as_str(),
-                            instance.as_str(),
-                            Some(PutOptions::new().with_lease(lease)),
-                        ),
-                        TxnOp::get(reserved_key.as_str(), None),
-                    ]);
-                let resp = client.txn(txn).await.map_err(e)?;
-                if !resp.succeeded() {
-                    taken += 1;
-                    continue;
-                }
-                let stored = gets(&resp).into_iter().flatten().next();
-                let not_before = match stored.map(|kv| parse_reserved(kv.value(), &reserved_key)) {
-                    None => 0,
-                    Some(Ok((reserved, _, _))) => reserved,
-                    // Fail closed: give the id back untouched and take the next.
-                    Some(Err(_)) => {
-                        let undo = Txn::new()
-                            .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
-                            .and_then([TxnOp::delete(node_key.as_str(), None)]);
-                        client.txn(undo).await.map_err(e)?;
-                        corrupt.push(node);
+        self.run(move |mut client| {
+            let url = url.clone();
+            let namespace = namespace.clone();
+            let instance = instance.clone();
+            let pool = pool.clone();
+            let nodes_prefix = nodes_prefix.clone();
+            let keys = keys.clone();
+            async move {
+                let e = |e: etcd_client::Error| unreachable(&url, e);
+                // Skip the ids held now (one read), then race for the rest, lowest first.
+                let held: HashSet<Vec<u8>> = client
+                    .get(
+                        nodes_prefix.as_str(),
+                        Some(GetOptions::new().with_prefix().with_keys_only()),
+                    )
+                    .await
+                    .map_err(e)?
+                    .kvs()
+                    .iter()
+                    .map(|kv| kv.key().to_vec())
+                    .collect();
+                let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
+                let (mut taken, mut corrupt) = (0, Vec::new());
+                for (node, node_key, reserved_key) in keys {
+                    if held.contains(node_key.as_bytes()) {
+                        taken += 1;
                         continue;
                     }
-                };
-                return Ok(Ok(Claimed {
+                    let txn = Txn::new()
+                        .when([Compare::create_revision(
+                            node_key.as_str(),
+                            CompareOp::Equal,
+                            0,
+                        )])
+                        .and_then([
+                            TxnOp::put(
+                                node_key.as_str(),
+                                instance.as_str(),
+                                Some(PutOptions::new().with_lease(lease)),
+                            ),
+                            TxnOp::get(reserved_key.as_str(), None),
+                        ]);
+                    let resp = client.txn(txn).await.map_err(e)?;
+                    if !resp.succeeded() {
+                        taken += 1;
+                        continue;
+                    }
+                    let stored = gets(&resp).into_iter().flatten().next();
+                    let not_before = match stored
+                        .map(|kv| parse_reserved(kv.value(), &reserved_key))
+                    {
+                        None => 0,
+                        Some(Ok((reserved, _, _))) => reserved,
+                        // Fail closed: give the id back untouched and take the next.
+                        Some(Err(_)) => {
+                            let undo = Txn::new()
+                                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
+                                .and_then([TxnOp::delete(node_key.as_str(), None)]);
+                            client.txn(undo).await.map_err(e)?;
+                            corrupt.push(node);
+                            continue;
+                        }
+                    };
+                    return Ok(Ok(Claimed {
+                        namespace,
+                        node,
+                        not_before_unix_ns: not_before,
+                        fenced: true,
+                        token: lease as u64,
+                    }));
+                }
+                let _ = client.lease_revoke(lease).await;
+                Ok(Err(ClaimError::PoolFull {
                     namespace,
-                    node,
-                    not_before_unix_ns: not_before,
-                    fenced: true,
-                    token: lease as u64,
-                }));
+                    pool,
+                    held: taken,
+                    waited: Duration::ZERO,
+                    corrupt,
+                }))
             }
-            let _ = client.lease_revoke(lease).await;
-            Ok(Err(ClaimError::PoolFull {
-                namespace,
-                pool,
-                held: taken,
-                waited: Duration::ZERO,
-                corrupt,
-            }))
         })?
     }
 
@@ -346,56 +465,60 @@ impl ClaimStore for EtcdStore {
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         let url = self.remote.url.clone();
         let prefix = format!("{}{namespace}/", self.prefix);
-        self.run(move |mut client| async move {
-            let resp = client
-                .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
-                .await
-                .map_err(|e| unreachable(&url, e))?;
-            let mut nodes: BTreeMap<u64, ClaimInfo> = BTreeMap::new();
-            for kv in resp.kvs() {
-                let key = String::from_utf8_lossy(kv.key());
-                let Some(rest) = key.strip_prefix(prefix.as_str()) else {
-                    continue;
-                };
-                let Some((kind, node)) = rest.split_once('/') else {
-                    continue;
-                };
-                let Ok(node) = node.parse::<u64>() else {
-                    continue;
-                };
-                let info = nodes.entry(node).or_insert(ClaimInfo {
-                    node,
-                    state: NodeState::Expired,
-                    holder: None,
-                    reserved_until_unix_ns: 0,
-                    problem: None,
-                });
-                match kind {
-                    "nodes" => {
-                        if info.state != NodeState::Corrupt {
-                            info.state = NodeState::Held;
-                        }
-                        info.holder = Some(String::from_utf8_lossy(kv.value()).into_owned());
-                    }
-                    "reserved" => match parse_reserved(kv.value(), &key) {
-                        Ok((reserved, released, holder)) => {
-                            info.reserved_until_unix_ns = reserved;
-                            if info.state != NodeState::Held {
-                                if released {
-                                    info.state = NodeState::Released;
-                                }
-                                info.holder = info.holder.take().or(holder);
+        self.run(move |mut client| {
+            let url = url.clone();
+            let prefix = prefix.clone();
+            async move {
+                let resp = client
+                    .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
+                    .await
+                    .map_err(|e| unreachable(&url, e))?;
+                let mut nodes: BTreeMap<u64, ClaimInfo> = BTreeMap::new();
+                for kv in resp.kvs() {
+                    let key = String::from_utf8_lossy(kv.key());
+                    let Some(rest) = key.strip_prefix(prefix.as_str()) else {
+                        continue;
+                    };
+                    let Some((kind, node)) = rest.split_once('/') else {
+                        continue;
+                    };
+                    let Ok(node) = node.parse::<u64>() else {
+                        continue;
+                    };
+                    let info = nodes.entry(node).or_insert(ClaimInfo {
+                        node,
+                        state: NodeState::Expired,
+                        holder: None,
+                        reserved_until_unix_ns: 0,
+                        problem: None,
+                    });
+                    match kind {
+                        "nodes" => {
+                            if info.state != NodeState::Corrupt {
+                                info.state = NodeState::Held;
                             }
+                            info.holder = Some(String::from_utf8_lossy(kv.value()).into_owned());
                         }
-                        Err(err) => {
-                            info.state = NodeState::Corrupt;
-                            info.problem = Some(err.to_string());
-                        }
-                    },
-                    _ => {}
+                        "reserved" => match parse_reserved(kv.value(), &key) {
+                            Ok((reserved, released, holder)) => {
+                                info.reserved_until_unix_ns = reserved;
+                                if info.state != NodeState::Held {
+                                    if released {
+                                        info.state = NodeState::Released;
+                                    }
+                                    info.holder = info.holder.take().or(holder);
+                                }
+                            }
+                            Err(err) => {
+                                info.state = NodeState::Corrupt;
+                                info.problem = Some(err.to_string());
+                            }
+                        },
+                        _ => {}
+                    }
                 }
+                Ok(nodes.into_values().collect())
             }
-            Ok(nodes.into_values().collect())
         })
     }
 }

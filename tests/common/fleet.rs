@@ -48,6 +48,28 @@ impl Process {
     /// Starts `command` (its output to `server.log`) and waits (bounded) until the server
     /// at `url` answers.
     pub fn spawn(&mut self, command: &mut Command, url: &str, port: u16, bound: Duration) {
+        self.start(command);
+        wait_until_answers(url, port, bound, &self.dir.join("server.log"));
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(std::process::Child::id)
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`) to the server.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.pid().expect("a running server");
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal} {pid}");
+    }
+
+    /// Starts `command` (its output to `server.log`), without waiting.
+    pub fn start(&mut self, command: &mut Command) {
         let log_path = self.dir.join("server.log");
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -61,7 +83,6 @@ impl Process {
             .spawn()
             .unwrap();
         self.child = Some(child);
-        wait_until_answers(url, port, bound, &log_path);
     }
 
     /// Stops the server (`kill -9`: no goodbye to its clients).

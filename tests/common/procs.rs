@@ -120,6 +120,11 @@ impl Gen {
         assert!(status.success(), "kill -{signal}");
     }
 
+    /// The stderr lines printed since the last read, without waiting.
+    pub fn lines_now(&self) -> Vec<String> {
+        self.stderr.try_iter().collect()
+    }
+
     /// The IDs printed so far.
     pub fn ids_now(&self) -> Vec<u64> {
         self.ids.lock().unwrap().clone()

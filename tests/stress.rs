@@ -3,7 +3,9 @@
 //! 24 million across the presets, a wide custom layout and a sharded generator (singles,
 //! batches, the iterator and leases) in a few seconds.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use flakeid::{Generator, Id, Layout};
@@ -130,4 +132,50 @@ fn sharded_coarse_clock_six_threads_six_million() {
     all.dedup();
     assert_eq!(all.len(), n, "{} duplicate IDs", n - all.len());
     assert!(n >= 6_000_000);
+}
+
+/// Issue 23, item 17: eight threads leasing in a loop used to starve eight threads of
+/// shared `next_id` (each failed with `Leased` after its whole wait). A shared minter that
+/// waits now gets the word before the next lease: every `next_id` succeeds.
+#[test]
+fn leases_in_a_loop_do_not_starve_shared_minting() {
+    let g = Generator::builder(Layout::snowflake())
+        .node(1)
+        .max_wait(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let (shared, leased) = std::thread::scope(|s| {
+        let leasers: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut ids = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        if let Ok(mut lease) = g.lease() {
+                            for _ in 0..50 {
+                                ids.push(lease.next_id().unwrap());
+                            }
+                        }
+                    }
+                    ids
+                })
+            })
+            .collect();
+        let minters: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..200)
+                        .map(|_| g.next_id().expect("a shared next_id starved by leases"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let shared: Vec<_> = minters.into_iter().flat_map(|t| t.join().unwrap()).collect();
+        stop.store(true, Ordering::Relaxed);
+        let leased: Vec<_> = leasers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+        (shared, leased)
+    });
+    assert_eq!(shared.len(), 1600);
+    let all: HashSet<_> = shared.iter().chain(&leased).collect();
+    assert_eq!(all.len(), shared.len() + leased.len(), "a duplicate");
 }

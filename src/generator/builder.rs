@@ -430,7 +430,7 @@ impl<C: Clock> Generator<C> {
             node,
             #[cfg(feature = "std")]
             lease_waiters: LeaseWaiters {
-                lock: crate::sync::Mutex::new(()),
+                lock: crate::sync::Mutex::new(0),
                 wake: crate::sync::Condvar::new(),
             },
             #[cfg(feature = "std")]

@@ -21,10 +21,14 @@ use crate::sync::{self, Ordering};
 /// of nanoseconds, once per lease.) Sleeps are timed (the rest of the bound) all the
 /// same. Modelled in `loom-tests`, with the known-wrong order (notify, then clear) that
 /// loom catches.
+///
+/// The count under `lock` is the shared minters waiting for a lease to end: while it is
+/// not zero, [`Generator::lease`] refuses, so that a thread that leases in a loop cannot
+/// take the word again and again before a waiting `next_id` gets its turn.
 #[cfg(feature = "std")]
 #[derive(Debug)]
 pub(super) struct LeaseWaiters {
-    pub(super) lock: sync::Mutex<()>,
+    pub(super) lock: sync::Mutex<u64>,
     pub(super) wake: sync::Condvar,
 }
 
@@ -39,7 +43,21 @@ impl<C: Clock> Generator<C> {
     /// Fails with [`MintError::Leased`] if it is already leased. The lease is one bit of the
     /// state word, set and cleared by compare-and-swap and store, so IDs stay unique and
     /// increasing across leases and shared use.
+    ///
+    /// It also fails with [`MintError::Leased`] while a shared minter (`next_id`,
+    /// `next_ids`, `ids`) waits for a lease to end: the word goes to the waiter first, so
+    /// leases taken in a loop do not starve shared minting.
     pub fn lease(&self) -> Result<Lease<'_, C>, MintError> {
+        #[cfg(feature = "std")]
+        if *self
+            .lease_waiters
+            .lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            > 0
+        {
+            return Err(MintError::Leased);
+        }
         let mut word = self.state.load(Ordering::Acquire);
         loop {
             if word & state::LEASED != 0 {
@@ -81,7 +99,11 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         {
             let w = &self.lease_waiters;
-            let guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            if !budget.waits_for_lease {
+                budget.waits_for_lease = true;
+                *guard += 1;
+            }
             if self.state.load(Ordering::Acquire) & state::LEASED != 0 {
                 drop(w.wake.wait_timeout(guard, left));
             }
@@ -92,6 +114,20 @@ impl<C: Clock> Generator<C> {
             sync::yield_now();
         }
         Ok(())
+    }
+
+    /// A call that waited for a lease is done (minted, or gave up): new leases need not
+    /// give way to it any more.
+    pub(super) fn stop_waiting_for_lease(&self) {
+        #[cfg(feature = "std")]
+        {
+            let mut waiting = self
+                .lease_waiters
+                .lock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            *waiting = waiting.saturating_sub(1);
+        }
     }
 
     /// After the lease bit was cleared: wakes the threads waiting for it.

@@ -23,6 +23,9 @@ type WaitStart = u64;
 pub(crate) struct WaitBudget {
     spent: Duration,
     since: Option<WaitStart>,
+    /// Whether this call counts among the shared minters waiting for a lease to end
+    /// (new leases give way to them; see [`Generator::lease`]).
+    pub(super) waits_for_lease: bool,
 }
 
 /// Below this much time left, a waiting thread spins instead of sleeping.
@@ -64,6 +67,10 @@ impl<C: Clock> Generator<C> {
         budget: &mut WaitBudget,
     ) -> Result<(u64, u64), MintError> {
         let result = self.reserve_run_waiting::<LEASED, BLOCK>(want, budget);
+        if budget.waits_for_lease {
+            self.stop_waiting_for_lease();
+            budget.waits_for_lease = false;
+        }
         // Time between two runs of an `Ids` iterator is the consumer's, not a wait: close
         // the wait under way, if any (none, and no clock read, on a tick change that did
         // not wait).

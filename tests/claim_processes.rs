@@ -46,7 +46,14 @@ fn claims_json(dir: &Path) -> Vec<serde_json::Value> {
 fn claims_json_in(dir: &Path, namespace: &str) -> Vec<serde_json::Value> {
     let url = format!("file:{}", dir.display());
     let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["claims", "--claim", &url, "--namespace", namespace, "--json"])
+        .args([
+            "claims",
+            "--claim",
+            &url,
+            "--namespace",
+            namespace,
+            "--json",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -302,8 +309,21 @@ fn sigterm_and_a_closed_stdout_release_the_claim() {
     let url = format!("file:{}", dir.display());
     let args = |instance: &'static str| {
         vec![
-            "gen", "--claim", &url, "--namespace", "exit", "--nodes", "0..1", "--window",
-            "10m", "--instance", instance, "-n", "100000000", "--rate", "200",
+            "gen",
+            "--claim",
+            &url,
+            "--namespace",
+            "exit",
+            "--nodes",
+            "0..1",
+            "--window",
+            "10m",
+            "--instance",
+            instance,
+            "-n",
+            "100000000",
+            "--rate",
+            "200",
         ]
         .into_iter()
         .map(String::from)
@@ -347,17 +367,32 @@ fn sigterm_and_a_closed_stdout_release_the_claim() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "gen kept running");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "gen kept running"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     assert!(status.success(), "{status:?}");
     released("after a closed stdout");
     // The next holder takes the id at once.
     let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["gen", "--claim", &url, "--namespace", "exit", "--nodes", "0..1"])
+        .args([
+            "gen",
+            "--claim",
+            &url,
+            "--namespace",
+            "exit",
+            "--nodes",
+            "0..1",
+        ])
         .args(["--pool-wait", "0s", "--max-wait", "1s", "-n", "3"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

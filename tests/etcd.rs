@@ -255,8 +255,18 @@ fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
                 &url,
                 "cluster",
                 &[
-                    "--nodes", "0..4", "--ttl", "10s", "--window", "5s", "--max-wait", "30s",
-                    "-n", "100000000", "--rate", "100",
+                    "--nodes",
+                    "0..4",
+                    "--ttl",
+                    "10s",
+                    "--window",
+                    "5s",
+                    "--max-wait",
+                    "30s",
+                    "-n",
+                    "100000000",
+                    "--rate",
+                    "100",
                 ],
             ))
         })

@@ -134,11 +134,42 @@ fn sharded_coarse_clock_six_threads_six_million() {
     assert!(n >= 6_000_000);
 }
 
-/// Issue 23, item 17: eight threads leasing in a loop used to starve eight threads of
-/// shared `next_id` (each failed with `Leased` after its whole wait). A shared minter that
-/// waits now gets the word before the next lease: every `next_id` succeeds.
+/// Issue 23, item 17: threads that lease in a loop could starve shared `next_id` (each
+/// woke when a lease ended, found the next lease already taken, and failed with `Leased`
+/// after its whole wait). A shared minter that waits now gets the word before any new
+/// lease: a lease taken right as the old one ends mints after the waiter, never before.
 #[test]
-fn leases_in_a_loop_do_not_starve_shared_minting() {
+fn a_waiting_shared_minter_goes_before_the_next_lease() {
+    let g = Generator::builder(Layout::snowflake())
+        .node(1)
+        .max_wait(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    for round in 0..20 {
+        let mut held = g.lease().unwrap();
+        held.next_id().unwrap();
+        let (waiter_id, next_lease_id) = std::thread::scope(|s| {
+            let waiter = s.spawn(|| g.next_id().unwrap());
+            // The waiter is asleep on the lease by now.
+            std::thread::sleep(Duration::from_millis(20));
+            drop(held);
+            // A lease taken at once, as a leasing loop would.
+            let next = g.lease().ok().map(|mut l| l.next_id().unwrap());
+            (waiter.join().unwrap(), next)
+        });
+        if let Some(leased) = next_lease_id {
+            assert!(
+                waiter_id < leased,
+                "round {round}: the next lease minted {leased} before the waiter's {waiter_id}"
+            );
+        }
+    }
+}
+
+/// Eight threads leasing in a loop beside eight threads of shared `next_id`: every shared
+/// call succeeds, and no ID is handed out twice.
+#[test]
+fn leases_in_a_loop_beside_shared_minting() {
     let g = Generator::builder(Layout::snowflake())
         .node(1)
         .max_wait(Duration::from_secs(5))
@@ -152,7 +183,7 @@ fn leases_in_a_loop_do_not_starve_shared_minting() {
                     let mut ids = Vec::new();
                     while !stop.load(Ordering::Relaxed) {
                         if let Ok(mut lease) = g.lease() {
-                            for _ in 0..50 {
+                            for _ in 0..10 {
                                 ids.push(lease.next_id().unwrap());
                             }
                         }
@@ -161,21 +192,28 @@ fn leases_in_a_loop_do_not_starve_shared_minting() {
                 })
             })
             .collect();
+        std::thread::sleep(Duration::from_millis(50));
         let minters: Vec<_> = (0..8)
             .map(|_| {
                 s.spawn(|| {
-                    (0..200)
+                    (0..2000)
                         .map(|_| g.next_id().expect("a shared next_id starved by leases"))
                         .collect::<Vec<_>>()
                 })
             })
             .collect();
-        let shared: Vec<_> = minters.into_iter().flat_map(|t| t.join().unwrap()).collect();
+        let shared: Vec<_> = minters
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
         stop.store(true, Ordering::Relaxed);
-        let leased: Vec<_> = leasers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+        let leased: Vec<_> = leasers
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
         (shared, leased)
     });
-    assert_eq!(shared.len(), 1600);
+    assert_eq!(shared.len(), 16_000);
     let all: HashSet<_> = shared.iter().chain(&leased).collect();
     assert_eq!(all.len(), shared.len() + leased.len(), "a duplicate");
 }

@@ -3,10 +3,10 @@
 
 use core::time::Duration;
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashSet;
 use std::string::String;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec::Vec;
 
 use etcd_client::{

@@ -86,7 +86,7 @@ impl Encoding {
                     None => (s, lead),
                 };
                 if s.is_empty() {
-                    return Err(ParseError::Empty);
+                    return Err(ParseError::NoDigits);
                 }
                 fold(s, lead, 16, 16, |b| match b {
                     b'0'..=b'9' => Some(b - b'0'),
@@ -271,7 +271,22 @@ mod tests {
             Encoding::Decimal.parse("000000000000000000001"),
             e(ParseError::TooLong)
         );
-        assert_eq!(Encoding::Hex.parse("0x"), e(ParseError::Empty));
+        assert_eq!(Encoding::Hex.parse("0x"), e(ParseError::NoDigits));
+        assert!(
+            ParseError::NoDigits
+                .to_string()
+                .contains("no hex digits after 0x")
+        );
+        assert!(
+            ParseError::InvalidDigit { at: 0 }
+                .to_string()
+                .contains("byte 1 (counting from 1)")
+        );
+        assert!(
+            ParseError::UnknownEncoding { len: 1 }
+                .to_string()
+                .contains("(this has 1 character)")
+        );
         assert_eq!(
             Encoding::Hex.parse("0x10000000000000000"),
             e(ParseError::TooLong)

@@ -617,12 +617,16 @@ fn errors_say_what_to_do() {
 /// argument is skipped like a blank line.
 #[test]
 fn bad_lines_are_echoed_short_and_empty_input_is_skipped() {
-    let long = "x".repeat(1_000_000);
+    let long = "x".repeat(10_000);
     let out = fails(&["decode"], Some(&long), "line 1");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.len() < 400, "{} bytes echoed", err.len());
-    assert!(err.contains("(1000000 bytes)"), "{err}");
+    assert!(err.contains("(10000 bytes)"), "{err}");
     assert!(out.stdout.is_empty(), "header without rows");
+    // Past the line limit, a line is reported by the limit (and skipped to its end).
+    let out = fails(&["decode"], Some(&"x".repeat(1_000_000)), "line 1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 400 && err.contains("longer than 65536 bytes"), "{err}");
     assert_eq!(ok(&["decode", ""]), "");
     assert_eq!(ok_with(&["decode"], "\n  \n"), "");
     let both = ok(&["decode", "", "2116500430648709162"]);
@@ -875,4 +879,87 @@ fn crlf_input_decodes_as_lf_input() {
         String::from_utf8_lossy(&crlf.stderr)
     );
     assert_eq!(crlf.status.code(), Some(1));
+}
+
+/// Issue 23, item 18: a line had no length limit (`decode < /dev/zero` grew to gigabytes,
+/// and a 40 MB line through a pipe took seconds, the partial line rescanned after every
+/// read). An over-long line is now one bad line, skipped to its newline, in linear time;
+/// the lines around it are decoded.
+#[test]
+fn an_overlong_line_is_one_bad_line_and_the_rest_decode() {
+    let mut input = b"2116500430648709162\n".to_vec();
+    input.extend(std::iter::repeat_n(b'0', 40 << 20));
+    input.extend_from_slice(b"\n2116500430648709163\n");
+    // And an endless-looking tail of NUL bytes with no newline at all.
+    input.extend(std::iter::repeat_n(0u8, 8 << 20));
+    let started = Instant::now();
+    let out = flakeid_bytes(&["decode", "--json"], &input);
+    println!("49 MB with two over-long lines: {:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let ids: Vec<&str> = stdout.lines().map(|l| json_value(l, "id")).collect();
+    assert_eq!(ids, ["2116500430648709162", "2116500430648709163"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let reports: Vec<&str> = err.lines().filter(|l| l.contains("longer than")).collect();
+    assert_eq!(reports.len(), 2, "{err}");
+    assert!(reports[0].starts_with("line 2:"), "{err}");
+    assert!(reports[1].starts_with("line 4:"), "{err}");
+}
+
+/// Issue 23, item 19: the tool's rough edges, each a clear message.
+#[test]
+fn rough_edges_are_clear_errors() {
+    // Discord's flags belong to the Discord layout.
+    let out = flakeid(
+        &["gen", "--discord-worker", "1", "--discord-process", "0"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--discord-worker") && err.contains("--layout discord"),
+        "{err}"
+    );
+    let out = flakeid(
+        &[
+            "gen",
+            "--layout",
+            "discord",
+            "--discord-worker",
+            "1",
+            "--discord-process",
+            "0",
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each bad ID says what is wrong, positions counted from 1, plurals right.
+    for (input, says) in [
+        ("0x", "no hex digits after 0x"),
+        ("0x12g4", "byte 5 (counting from 1)"),
+        ("x", "(this has 1 character)"),
+        ("xyz", "(this has 3 characters)"),
+        (r#"{"id":"1","id":"2"}"#, "2 \"id\" keys"),
+    ] {
+        let out = flakeid(&["decode", input], None);
+        assert_eq!(out.status.code(), Some(1), "{input}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{input}: {err}");
+    }
+    // An epoch past 64 bits is refused, not capped.
+    let out = flakeid(
+        &[
+            "layout",
+            "--layout",
+            "seq=12,node=10,epoch=99999999999999999999",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not fit in 64 bits"), "{err}");
 }

@@ -13,9 +13,12 @@ pub enum ParseError {
     Empty,
     /// A character that is not a digit of the encoding.
     InvalidDigit {
-        /// Byte offset of the offending character.
+        /// Byte offset of the offending character (0 for the first; the message counts
+        /// from 1, as every message of the crate does).
         at: usize,
     },
+    /// A `0x` prefix with no hex digits after it.
+    NoDigits,
     /// More characters than the encoding allows for 64 bits.
     TooLong,
     /// The number does not fit in 64 bits.
@@ -39,13 +42,15 @@ impl fmt::Display for ParseError {
         match self {
         ParseError::Empty => f.write_str("empty input"),
         ParseError::InvalidDigit { at } => {
-            write!(f, "invalid character at byte {at}")
+            write!(f, "invalid character at byte {} (counting from 1)", at + 1)
         }
+        ParseError::NoDigits => f.write_str("no hex digits after 0x: give them, as in 0x1d5f51ed8fc7102a"),
         ParseError::TooLong => f.write_str("too many digits for a 64-bit id"),
         ParseError::Overflow => f.write_str("number does not fit in 64 bits (the largest ID is 18446744073709551615)"),
         ParseError::UnknownEncoding { len } => write!(
             f,
-            "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} characters)"
+            "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} character{})",
+            if *len == 1 { "" } else { "s" }
         ),
         ParseError::UnknownPreset => f.write_str(
             "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, discord, instagram, mastodon, js-safe (or javascript-safe), names ignoring case (flakeid layout --list); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",

@@ -145,10 +145,11 @@ impl FromStr for Layout {
                 }
                 _ => {
                     let ns = if !value.is_empty() && value.bytes().all(|c| c.is_ascii_digit()) {
-                        // Unix ms; more digits than any epoch has are surely in the future.
-                        value
-                            .parse::<u64>()
-                            .map_or(i128::MAX, |ms| i128::from(ms) * i128::from(NS_PER_MS))
+                        // Unix ms.
+                        let ms = value.parse::<u64>().map_err(|_| {
+                            layout_err("epoch in Unix milliseconds does not fit in 64 bits: give an RFC 3339 time or Unix ms before 2554")
+                        })?;
+                        i128::from(ms) * i128::from(NS_PER_MS)
                     } else {
                         rfc3339::parse(value)?
                     };

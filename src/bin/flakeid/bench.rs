@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::{Clock, CoarseClock, Error, Id, MintError, ShardedGenerator};
+use flakeid::{Clock, CoarseClock, Error, Id, MintError, MonotonicClock, ShardedGenerator};
 
 use crate::args::BenchArgs;
 use crate::{CliError, CliResult, parse_layout, print_out};
@@ -115,11 +115,12 @@ pub(crate) fn run(a: BenchArgs) -> CliResult<ExitCode> {
     let stop = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
-    let workers = if a.coarse {
-        let sharded = builder.clock(CoarseClock::new()).build();
+    let workers = if a.monotonic {
+        let sharded = builder.clock(MonotonicClock::new()).build();
         spawn_bench(sharded, a.threads, a.sharded, &stop, &total)?
     } else {
-        spawn_bench(builder.build(), a.threads, a.sharded, &stop, &total)?
+        let sharded = builder.clock(CoarseClock::new()).build();
+        spawn_bench(sharded, a.threads, a.sharded, &stop, &total)?
     };
     let bar = io::stderr().is_terminal();
     while started.elapsed() < duration {

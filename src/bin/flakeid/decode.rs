@@ -13,6 +13,10 @@ use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
 
 /// How much of standard input is read at a time.
 const READ_BLOCK: usize = 1 << 20;
+/// The longest line read: an ID line is a few dozen bytes, a JSON object line a few
+/// hundred. A longer line is reported once as bad and skipped up to its newline, so
+/// memory stays flat (and the time linear) for any input, `/dev/zero` included.
+const MAX_LINE: usize = 64 * 1024;
 
 /// IDs per batch handed to the (SIMD) batch decoder.
 const DECODE_BATCH: usize = 4096;
@@ -58,13 +62,21 @@ fn id_text(line: &str) -> Result<std::borrow::Cow<'_, str>, BadLine> {
     if !line.starts_with(['"', '{']) {
         return Ok(line.into());
     }
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| BadLine {
+    let value: JsonLine = serde_json::from_str(line).map_err(|e| BadLine {
         error: format!("not JSON: {e}"),
         hint: "",
     })?;
     let field = match &value {
-        serde_json::Value::Object(map) => map.get("id"),
-        other => Some(other),
+        JsonLine::Object { ids, .. } if *ids > 1 => {
+            return Err(BadLine {
+                error: format!(
+                    "a JSON object with {ids} \"id\" keys: which one is meant is unclear"
+                ),
+                hint: "",
+            });
+        }
+        JsonLine::Object { id, .. } => id.as_ref(),
+        JsonLine::Other(other) => Some(other),
     };
     match field {
         Some(serde_json::Value::String(s)) => Ok(s.clone().into()),
@@ -75,6 +87,71 @@ fn id_text(line: &str) -> Result<std::borrow::Cow<'_, str>, BadLine> {
                 .into(),
             hint: "",
         }),
+    }
+}
+
+/// A JSON line: an object (its `id` and how many `id` keys it has; serde_json's own map
+/// would keep the last of several silently), or any other value.
+enum JsonLine {
+    Object {
+        id: Option<serde_json::Value>,
+        ids: usize,
+    },
+    Other(serde_json::Value),
+}
+
+impl<'de> serde::Deserialize<'de> for JsonLine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = JsonLine;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<JsonLine, A::Error> {
+                let (mut id, mut ids) = (None, 0);
+                while let Some(key) = map.next_key::<String>()? {
+                    let value: serde_json::Value = map.next_value()?;
+                    if key == "id" {
+                        ids += 1;
+                        id = Some(value);
+                    }
+                }
+                Ok(JsonLine::Object { id, ids })
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other(serde_json::Value::String(v.into())))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other(v.into()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other(v.into()))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other(v.into()))
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other(v.into()))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<JsonLine, E> {
+                Ok(JsonLine::Other(serde_json::Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<JsonLine, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<serde_json::Value>()? {
+                    items.push(item);
+                }
+                Ok(JsonLine::Other(serde_json::Value::Array(items)))
+            }
+        }
+        d.deserialize_any(Visit)
     }
 }
 
@@ -154,19 +231,28 @@ impl<W: Write> DecodeStream<'_, W> {
         };
         match result {
             Ok(id) => self.push_id(id)?,
-            Err(bad) => {
-                // Every good line before this one is out before the report.
-                self.flush_batch()?;
-                self.out.flush().or_else(quiet_on_broken_pipe)?;
-                self.bad_lines += 1;
-                warn(format_args!(
-                    "{what} {number}: {}: {}{}",
-                    echo(trimmed),
-                    bad.error,
-                    bad.hint
-                ));
-            }
+            Err(bad) => self.report(what, number, trimmed, &bad.error, bad.hint)?,
         }
+        Ok(())
+    }
+
+    /// Reports a bad line (`shown` is echoed, shortened), after every good line before it
+    /// is out.
+    fn report(
+        &mut self,
+        what: &str,
+        number: u64,
+        shown: &[u8],
+        error: &str,
+        hint: &str,
+    ) -> CliResult {
+        self.flush_batch()?;
+        self.out.flush().or_else(quiet_on_broken_pipe)?;
+        self.bad_lines += 1;
+        warn(format_args!(
+            "{what} {number}: {}: {error}{hint}",
+            echo(shown)
+        ));
         Ok(())
     }
 
@@ -322,11 +408,13 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     };
     if a.ids.is_empty() {
         // Bytes, not `String`s: a line that is not UTF-8 is one bad line, not the end. Read
-        // in large blocks and split in place; a line longer than the block grows it (only
-        // as far as that line), so memory stays flat for any input size.
+        // in large blocks and split in place; a line longer than `MAX_LINE` is reported and
+        // skipped to its newline, so memory stays flat for any input size.
         let mut reader = io::stdin().lock();
         let mut buf = vec![0u8; READ_BLOCK];
         let (mut filled, mut line_no) = (0usize, 0u64);
+        // Inside an over-long line, already reported: its bytes up to the newline go.
+        let mut skipping = false;
         loop {
             let n = match io::Read::read(&mut reader, &mut buf[filled..]) {
                 Ok(n) => n,
@@ -343,6 +431,19 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
             };
             filled += n;
             let mut start = 0;
+            if skipping {
+                match buf[..filled].iter().position(|&b| b == b'\n') {
+                    Some(newline) => {
+                        skipping = false;
+                        start = newline + 1;
+                    }
+                    None if n == 0 => break,
+                    None => {
+                        filled = 0;
+                        continue;
+                    }
+                }
+            }
             while let Some(len) = stream.take_line(&buf[start..filled], line_no + 1)? {
                 line_no += 1;
                 start += len;
@@ -363,8 +464,17 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
             }
             buf.copy_within(start..filled, 0);
             filled -= start;
-            if filled == buf.len() {
-                buf.resize(buf.len() * 2, 0);
+            if filled > MAX_LINE {
+                line_no += 1;
+                stream.report(
+                    "line",
+                    line_no,
+                    &buf[..filled.min(ECHO_CHARS)],
+                    &format!("longer than {MAX_LINE} bytes (an ID line is a few dozen)"),
+                    "; skipped to its end: is this the right input?",
+                )?;
+                skipping = true;
+                filled = 0;
             }
         }
     } else {

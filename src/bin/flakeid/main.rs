@@ -88,6 +88,24 @@ pub(crate) fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
 
 /// The node id the flags name, checked against the layout.
 pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
+    // `--discord-worker` and `--discord-process` are `--datacenter` and `--worker` under
+    // Discord's names: with another layout they would silently mean something else.
+    let discord_flag = std::env::args()
+        .skip(1)
+        .find(|a| a.starts_with("--discord-worker") || a.starts_with("--discord-process"));
+    if let Some(flag) = discord_flag
+        && *layout != Layout::discord()
+    {
+        let flag: &'static str = if flag.starts_with("--discord-worker") {
+            "--discord-worker"
+        } else {
+            "--discord-process"
+        };
+        return Err(CliError::new(
+            Some(flag),
+            "Discord's internal worker and process ids belong to the Discord layout: add --layout discord, or give --datacenter D --worker W for a Snowflake layout",
+        ));
+    }
     let snowflake_order = layout.order() == Order::TimeNodeSequence;
     if snowflake_order && (args.machine_id.is_some() || args.machine_id_from.is_some()) {
         let flag = node_flag(Field::Node, args);

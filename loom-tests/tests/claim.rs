@@ -172,3 +172,104 @@ fn a_fence_published_before_the_write_is_caught() {
         "failed for another reason: {message}"
     );
 }
+
+/// A store that writes whatever it is given (no maximum of its own), as the file and etcd
+/// stores did before issue 23: only the holder's ordering of renewals keeps it from
+/// going down.
+#[derive(Debug, Clone)]
+struct PlainStore(Arc<Mutex<u64>>);
+
+impl ClaimStore for PlainStore {
+    fn url(&self) -> String {
+        "loom-plain:".into()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        Ok(Claimed {
+            namespace: r.namespace.into(),
+            node: 0,
+            not_before_unix_ns: *self.0.lock().unwrap(),
+            fenced: true,
+            token: 1,
+        })
+    }
+    fn renew(&self, _: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        *self.0.lock().unwrap() = reserved;
+        Ok(())
+    }
+    fn release(&self, _: &Claimed, _: u64) -> Result<(), ClaimError> {
+        Ok(())
+    }
+    fn list(&self, _: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Two renewals of one claim overlap, the clock moving between them: `first` on one
+/// thread, the crate's `renew_claim` on another after the clock moved. The store must end
+/// at the fence: never below a reservation the fence let through.
+fn overlapping_renewals(first: fn(&Generator<ManualClock>, &PlainStore, &ManualClock)) {
+    let clock = ManualClock::new(T0);
+    let store = PlainStore(Arc::new(Mutex::new(0)));
+    let g = Arc::new(
+        Generator::builder(tiny())
+            .clock(clock.clone())
+            .max_wait(Duration::ZERO)
+            .build_claimed(
+                Claims::new(store.clone())
+                    .namespace("ns")
+                    .window(WINDOW)
+                    .instance("a")
+                    .manual_renewal(),
+            )
+            .unwrap(),
+    );
+    let one = {
+        let (g, store, clock) = (Arc::clone(&g), store.clone(), clock.clone());
+        thread::spawn(move || first(&g, &store, &clock))
+    };
+    clock.advance(Duration::from_millis(1));
+    let _ = g.renew_claim();
+    one.join().unwrap();
+    let fence = flakeid::__private::fence(&g).unwrap().reserved_ns();
+    let stored = *store.0.lock().unwrap();
+    assert!(
+        stored >= fence,
+        "the store went below the fence: stored {stored}, fence {fence}"
+    );
+}
+
+#[test]
+fn overlapping_renewals_never_leave_the_store_below_the_fence() {
+    model("two renewals of one claim, the clock moving", || {
+        overlapping_renewals(|g, _, _| {
+            let _ = g.renew_claim();
+        });
+    });
+}
+
+/// The models bite: a renewal that computes its reservation and writes it outside the
+/// claim's one-at-a-time lock (as the crate did before) lands after a newer one.
+#[test]
+fn a_renewal_outside_the_lock_is_caught() {
+    let message = must_fail("a renewal that lowered the store", || {
+        loom::model(|| {
+            overlapping_renewals(|g, store, clock| {
+                let reserved = flakeid::Clock::unix_ns(clock) + WINDOW.as_nanos() as u64;
+                let claimed = Claimed {
+                    namespace: "ns".into(),
+                    node: 0,
+                    not_before_unix_ns: 0,
+                    fenced: true,
+                    token: 1,
+                };
+                store.renew(&claimed, reserved).unwrap();
+                let tick = tiny().ticks_at(i128::from(reserved)).unwrap();
+                flakeid::__private::fence(g).unwrap().grant(tick, reserved);
+            });
+        });
+    });
+    assert!(
+        message.contains("below the fence"),
+        "failed for another reason: {message}"
+    );
+}

@@ -185,6 +185,14 @@ macro_rules! scenarios {
         }
 
         #[test]
+        fn when_the_window_runs_out_gen_says_what_happened_and_stops() {
+            on_server(
+                "window",
+                fleet::when_the_window_runs_out_gen_says_what_happened_and_stops,
+            );
+        }
+
+        #[test]
         fn an_unreachable_store_is_a_clear_error_within_the_bound() {
             let _one = fleet::one_at_a_time();
             fleet::an_unreachable_store_is_a_clear_error_within_the_bound($scheme);
@@ -599,4 +607,32 @@ pub fn an_unreachable_store_is_a_clear_error_within_the_bound(scheme: &str) {
         "took {:?}",
         started.elapsed()
     );
+}
+
+/// Issue 23, item 16: the store goes away for longer than `--max-wait`: `gen` writes out
+/// what it minted and stops with a message that says what happened (before, it said
+/// "minting resumes by itself once a renewal lands", then exited).
+pub fn when_the_window_runs_out_gen_says_what_happened_and_stops(server: &mut dyn Server) {
+    let url = server.url();
+    let g = spawn(&gen_args(
+        &url,
+        "window",
+        &[
+            "--window", "1s", "--ttl", "15s", "--max-wait", "1s", "-n", "100000", "--rate",
+            "200",
+        ],
+    ));
+    g.claimed_node();
+    g.wait_for_ids(50);
+    server.stop();
+    let message = g.line(Duration::from_secs(20));
+    assert!(
+        message.contains("reserved window ran out")
+            && message.contains("--max-wait")
+            && !message.contains("resumes by itself"),
+        "{message}"
+    );
+    let (status, ids) = g.finish(Duration::from_secs(10));
+    assert_eq!(status.code(), Some(2));
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
 }

@@ -303,10 +303,10 @@ fn settings(claims: &Claims, layout: &Layout) -> Result<Settings, ClaimError> {
     let ttl = claims.store.lease_ttl();
     let every = match claims.renew_every {
         Some(every) => every,
-        None => (ttl.map_or(window, |t| t.min(window)) / 3).max(MIN_RENEW_EVERY),
+        None => (ttl.map_or(window, |t| t.min(window)) / 3).max(Duration::from_millis(1)),
     };
     if claims.background {
-        if every < MIN_RENEW_EVERY {
+        if claims.renew_every.is_some() && every < MIN_RENEW_EVERY {
             return Err(ClaimError::RenewalTooOften { every });
         }
         if every >= window {

@@ -325,9 +325,16 @@ fn one_time_domain_past_2554_and_before_1970() {
         "seq=1,node=1,epoch=+10000-01-01T00:00:00Z".parse::<Layout>(),
         Err(Error::EpochInFuture { .. })
     ));
+    // Unix ms past 64 bits: refused as such, not capped to a different instant.
     assert!(matches!(
         "seq=1,node=1,epoch=99999999999999999999999".parse::<Layout>(),
-        Err(Error::EpochInFuture { .. })
+        Err(Error::Parse(crate::ParseError::Layout(what))) if what.contains("64 bits")
+    ));
+    assert!(matches!(
+        "seq=1,node=1,epoch=18446744073709551615".parse::<Layout>(),
+        Err(Error::EpochInFuture {
+            epoch_unix_ms: 18_446_744_073_709_551_615
+        })
     ));
     assert_eq!(
         "seq=1,node=1,epoch=1969-12-31T23:59:59Z".parse::<Layout>(),

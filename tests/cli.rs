@@ -626,7 +626,10 @@ fn bad_lines_are_echoed_short_and_empty_input_is_skipped() {
     // Past the line limit, a line is reported by the limit (and skipped to its end).
     let out = fails(&["decode"], Some(&"x".repeat(1_000_000)), "line 1");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.len() < 400 && err.contains("longer than 65536 bytes"), "{err}");
+    assert!(
+        err.len() < 400 && err.contains("longer than 65536 bytes"),
+        "{err}"
+    );
     assert_eq!(ok(&["decode", ""]), "");
     assert_eq!(ok_with(&["decode"], "\n  \n"), "");
     let both = ok(&["decode", "", "2116500430648709162"]);

@@ -618,7 +618,15 @@ pub fn when_the_window_runs_out_gen_says_what_happened_and_stops(server: &mut dy
         &url,
         "window",
         &[
-            "--window", "1s", "--ttl", "15s", "--max-wait", "1s", "-n", "100000", "--rate",
+            "--window",
+            "1s",
+            "--ttl",
+            "15s",
+            "--max-wait",
+            "1s",
+            "-n",
+            "100000",
+            "--rate",
             "200",
         ],
     ));

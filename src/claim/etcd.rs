@@ -14,8 +14,8 @@ use etcd_client::{
     TxnOpResponse, TxnResponse,
 };
 
-use super::remote::{Remote, parse_reserved, unreachable};
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+use super::remote::{Listing, Remote, parse_reserved, unreachable};
+use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed};
 
 /// Claims on an etcd cluster (feature `etcd`).
 ///
@@ -473,7 +473,7 @@ impl ClaimStore for EtcdStore {
                     .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
                     .await
                     .map_err(|e| unreachable(&url, e))?;
-                let mut nodes: BTreeMap<u64, ClaimInfo> = BTreeMap::new();
+                let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
                 for kv in resp.kvs() {
                     let key = String::from_utf8_lossy(kv.key());
                     let Some(rest) = key.strip_prefix(prefix.as_str()) else {
@@ -485,39 +485,14 @@ impl ClaimStore for EtcdStore {
                     let Ok(node) = node.parse::<u64>() else {
                         continue;
                     };
-                    let info = nodes.entry(node).or_insert(ClaimInfo {
-                        node,
-                        state: NodeState::Expired,
-                        holder: None,
-                        reserved_until_unix_ns: 0,
-                        problem: None,
-                    });
+                    let listing = nodes.entry(node).or_insert_with(|| Listing::new(node));
                     match kind {
-                        "nodes" => {
-                            if info.state != NodeState::Corrupt {
-                                info.state = NodeState::Held;
-                            }
-                            info.holder = Some(String::from_utf8_lossy(kv.value()).into_owned());
-                        }
-                        "reserved" => match parse_reserved(kv.value(), &key) {
-                            Ok((reserved, released, holder)) => {
-                                info.reserved_until_unix_ns = reserved;
-                                if info.state != NodeState::Held {
-                                    if released {
-                                        info.state = NodeState::Released;
-                                    }
-                                    info.holder = info.holder.take().or(holder);
-                                }
-                            }
-                            Err(err) => {
-                                info.state = NodeState::Corrupt;
-                                info.problem = Some(err.to_string());
-                            }
-                        },
+                        "nodes" => listing.held_by(kv.value()),
+                        "reserved" => listing.reserved(kv.value(), &key),
                         _ => {}
                     }
                 }
-                Ok(nodes.into_values().collect())
+                Ok(nodes.into_values().map(|l| l.0).collect())
             }
         })
     }

@@ -5,7 +5,7 @@ use core::future::Future;
 use core::time::Duration;
 use std::string::String;
 
-use super::ClaimError;
+use super::{ClaimError, ClaimInfo, NodeState};
 
 /// The store could not be reached: `reason`, for the store at `url`.
 pub(crate) fn unreachable(url: &str, reason: impl core::fmt::Display) -> ClaimError {
@@ -86,6 +86,51 @@ pub(crate) fn parse_reserved(
     };
     let holder = parts.next().map(str::to_string);
     Ok((reserved, released, holder))
+}
+
+/// A node id's listing, built from what a coordinator stores for it, in either order: the
+/// claim key (`nodes/N`: the holder's name) and the reservation (`reserved/N`).
+pub(crate) struct Listing(pub(crate) ClaimInfo);
+
+impl Listing {
+    pub(crate) fn new(node: u64) -> Listing {
+        Listing(ClaimInfo {
+            node,
+            state: NodeState::Expired,
+            holder: None,
+            reserved_until_unix_ns: 0,
+            problem: None,
+        })
+    }
+
+    /// `nodes/N` exists: held by `holder` (unless its reservation is unreadable).
+    pub(crate) fn held_by(&mut self, holder: &[u8]) {
+        let info = &mut self.0;
+        if info.state != NodeState::Corrupt {
+            info.state = NodeState::Held;
+        }
+        info.holder = Some(String::from_utf8_lossy(holder).into_owned());
+    }
+
+    /// `reserved/N` (at `key`) holds `value`.
+    pub(crate) fn reserved(&mut self, value: &[u8], key: &str) {
+        let info = &mut self.0;
+        match parse_reserved(value, key) {
+            Ok((reserved, released, holder)) => {
+                info.reserved_until_unix_ns = reserved;
+                if info.state != NodeState::Held {
+                    if released {
+                        info.state = NodeState::Released;
+                    }
+                    info.holder = info.holder.take().or(holder);
+                }
+            }
+            Err(err) => {
+                info.state = NodeState::Corrupt;
+                info.problem = Some(err.to_string());
+            }
+        }
+    }
 }
 
 impl Drop for Remote {

@@ -11,8 +11,8 @@ use zookeeper_client::{
     Acls, Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, SessionState,
 };
 
-use super::remote::{Remote, parse_reserved, unreachable};
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+use super::remote::{Listing, Remote, parse_reserved, unreachable};
+use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed};
 
 /// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session at a time per store.
 ///
@@ -316,7 +316,7 @@ impl ClaimStore for ZooKeeperStore {
         let base = format!("{}/{namespace}", self.connect.root);
         self.remote.run(async move {
             let e = |e: ZkError| unreachable(&url, e);
-            let mut nodes: BTreeMap<u64, ClaimInfo> = BTreeMap::new();
+            let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
             for kind in ["reserved", "nodes"] {
                 let dir = format!("{base}/{kind}");
                 let children = match client.list_children(&dir).await {
@@ -334,36 +334,15 @@ impl ClaimStore for ZooKeeperStore {
                         Err(ZkError::NoNode) => continue,
                         Err(err) => return Err(e(err)),
                     };
-                    let info = nodes.entry(node).or_insert(ClaimInfo {
-                        node,
-                        state: NodeState::Expired,
-                        holder: None,
-                        reserved_until_unix_ns: 0,
-                        problem: None,
-                    });
+                    let listing = nodes.entry(node).or_insert_with(|| Listing::new(node));
                     if kind == "nodes" {
-                        if info.state != NodeState::Corrupt {
-                            info.state = NodeState::Held;
-                        }
-                        info.holder = Some(String::from_utf8_lossy(&data).into_owned());
-                        continue;
-                    }
-                    match parse_reserved(&data, &path) {
-                        Ok((reserved, released, holder)) => {
-                            info.reserved_until_unix_ns = reserved;
-                            info.holder = holder;
-                            if released {
-                                info.state = NodeState::Released;
-                            }
-                        }
-                        Err(err) => {
-                            info.state = NodeState::Corrupt;
-                            info.problem = Some(err.to_string());
-                        }
+                        listing.held_by(&data);
+                    } else {
+                        listing.reserved(&data, &path);
                     }
                 }
             }
-            Ok(nodes.into_values().collect())
+            Ok(nodes.into_values().map(|l| l.0).collect())
         })
     }
 }

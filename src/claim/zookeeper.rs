@@ -9,6 +9,7 @@ use std::vec::Vec;
 
 use zookeeper_client::{
     Acls, Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, SessionState,
+    StateWatcher,
 };
 
 use super::remote::{Listing, Remote, parse_reserved, unreachable};
@@ -46,9 +47,8 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed};
 /// Permissions: create, read, write and delete under `/flakeid` (the znodes are created
 /// with the open ACL; give the store a chroot'ed connect string to confine it).
 pub struct ZooKeeperStore {
-    // Dropped before `remote`: the session's close is sent while the runtime still runs.
-    /// The session new claims are made in.
-    client: Mutex<Arc<Client>>,
+    /// The session new claims are made in (`None` only in the drop, which closes it).
+    client: Mutex<Option<Arc<Client>>>,
     /// Each claim (by token): the session it was made in, the version of `reserved/N` it
     /// wrote last and the reservation it stored.
     claims: Arc<Mutex<HashMap<u64, Held>>>,
@@ -139,7 +139,7 @@ impl ZooKeeperStore {
         let c = connect.clone();
         let client = remote.run(async move { c.open(&url).await })?;
         Ok(ZooKeeperStore {
-            client: Mutex::new(Arc::new(client)),
+            client: Mutex::new(Some(Arc::new(client))),
             claims: Arc::default(),
             next_token: std::sync::atomic::AtomicU64::new(1),
             connect,
@@ -153,13 +153,17 @@ impl ZooKeeperStore {
 
     /// The session for new claims: the current one, or a new one if it ended.
     fn session(&self) -> Result<Arc<Client>, ClaimError> {
-        let current = Arc::clone(&self.client.lock().unwrap_or_else(|p| p.into_inner()));
-        if !ended(&current) {
+        let current = self
+            .client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(current) = current.filter(|c| !ended(c)) {
             return Ok(current);
         }
         let (c, url) = (self.connect.clone(), self.remote.url.clone());
         let fresh = Arc::new(self.remote.run(async move { c.open(&url).await })?);
-        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&fresh);
+        *self.client.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&fresh));
         Ok(fresh)
     }
 
@@ -180,12 +184,11 @@ impl ZooKeeperStore {
 impl ClaimStore for ZooKeeperStore {
     fn lease_ttl(&self) -> Option<Duration> {
         // What the server granted, which may differ from what was asked.
-        Some(
-            self.client
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .session_timeout(),
-        )
+        self.client
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|c| c.session_timeout())
     }
 
     fn url(&self) -> String {
@@ -344,6 +347,45 @@ impl ClaimStore for ZooKeeperStore {
             }
             Ok(nodes.into_values().map(|l| l.0).collect())
         })
+    }
+}
+
+impl Drop for ZooKeeperStore {
+    /// Closes the store's sessions: every handle on them goes, then the drop waits
+    /// (briefly) until each session says it closed, so its ephemeral nodes are gone
+    /// before the process goes on (or exits).
+    fn drop(&mut self) {
+        let mut sessions: Vec<StateWatcher> = Vec::new();
+        if let Some(client) = self
+            .client
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            sessions.push(client.state_watcher());
+        }
+        for (_, held) in self
+            .claims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+        {
+            sessions.push(held.client.state_watcher());
+        }
+        let _ = self.remote.run(async move {
+            for mut session in sessions {
+                let closed = async {
+                    while !matches!(
+                        session.peek_state(),
+                        SessionState::Closed | SessionState::Expired | SessionState::AuthFailed
+                    ) {
+                        session.changed().await;
+                    }
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(1), closed).await;
+            }
+            Ok(())
+        });
     }
 }
 

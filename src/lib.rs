@@ -72,6 +72,7 @@
 //! | `BeforeEpoch` | no: fix the clock or the layout's epoch |
 //! | `ReservationExpired` (a claimed generator at its fence) | yes, later: it resumes by itself once a renewal lands |
 //! | `ClaimLost` ([`MintError::is_final`]) | never: the node id is someone else's; build a new generator |
+//! | `RenewalStopped` ([`MintError::is_final`]) | never: nothing renews the claim any more (its renewal panicked, its runtime shut down); build a new generator |
 //! | `PastLifetime`, `ClockRangeEnd` ([`MintError::is_final`]) | never: a new layout |
 //!
 //! BENCHMARKS.md has the measured figures against ferroid, snowflake_me, snowflaked,

@@ -298,3 +298,39 @@ fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
         "SIGTERM released every claim: {infos:?}"
     );
 }
+
+#[path = "common/proxy.rs"]
+mod proxy;
+
+/// A claim whose reply was lost (the connection cut right after the transaction that bound
+/// node 0 to the claim's lease) is retried: the retry finds node 0 bound to its own lease
+/// and takes it, instead of claiming node 1 and leaving node 0 to a lease nobody renews.
+#[test]
+fn a_claim_whose_reply_was_lost_finds_its_id_again() {
+    let _one = fleet::one_at_a_time();
+    let Some(server) = Etcd::start("lost-claim") else {
+        return;
+    };
+    let proxy = proxy::Proxy::start(server.client_port);
+    let through = flakeid::claim::open(&format!("etcd://127.0.0.1:{}", proxy.port)).unwrap();
+    proxy.cut_after_request_containing(b"cut-me");
+    let claimed = through
+        .claim(&flakeid::claim::ClaimRequest {
+            namespace: "lost-claim",
+            pool: 0..2,
+            instance: "cut-me",
+        })
+        .unwrap();
+    assert_eq!(proxy.cuts(), 1, "the claim's transaction was not cut");
+    assert_eq!(claimed.node, 0);
+    let direct = flakeid::claim::open(&server.url()).unwrap();
+    let held: Vec<u64> = direct
+        .list("lost-claim")
+        .unwrap()
+        .iter()
+        .filter(|i| i.state == flakeid::claim::NodeState::Held)
+        .map(|i| i.node)
+        .collect();
+    assert_eq!(held, [0], "an id held by a lease nobody renews");
+    through.release(&claimed, 0).unwrap();
+}

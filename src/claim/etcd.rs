@@ -2,8 +2,7 @@
 //! bound to it, the reservation written by a transaction that checks the lease.
 
 use core::time::Duration;
-use std::collections::BTreeMap;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap};
 use std::string::String;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -371,6 +370,10 @@ impl ClaimStore for EtcdStore {
                 )
             })
             .collect();
+        // One lease for the whole claim, also across the attempts of `run`: an attempt whose
+        // reply was lost may have bound an id to it, which the next attempt then finds as
+        // its own instead of leaving it to a lease nobody renews.
+        let granted: Arc<std::sync::Mutex<Option<i64>>> = Arc::default();
         self.run(move |mut client| {
             let url = url.clone();
             let namespace = namespace.clone();
@@ -378,47 +381,66 @@ impl ClaimStore for EtcdStore {
             let pool = pool.clone();
             let nodes_prefix = nodes_prefix.clone();
             let keys = keys.clone();
+            let granted = Arc::clone(&granted);
             async move {
                 let e = |e: etcd_client::Error| unreachable(&url, e);
-                // Skip the ids held now (one read), then race for the rest, lowest first.
-                let held: HashSet<Vec<u8>> = client
-                    .get(
-                        nodes_prefix.as_str(),
-                        Some(GetOptions::new().with_prefix().with_keys_only()),
-                    )
+                let known = *granted.lock().unwrap_or_else(|p| p.into_inner());
+                let lease = match known {
+                    Some(lease) => lease,
+                    None => {
+                        let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
+                        *granted.lock().unwrap_or_else(|p| p.into_inner()) = Some(lease);
+                        lease
+                    }
+                };
+                // The ids held now, with their leases (one read); then race for the rest,
+                // lowest first.
+                let held: HashMap<Vec<u8>, i64> = client
+                    .get(nodes_prefix.as_str(), Some(GetOptions::new().with_prefix()))
                     .await
                     .map_err(e)?
                     .kvs()
                     .iter()
-                    .map(|kv| kv.key().to_vec())
+                    .map(|kv| (kv.key().to_vec(), kv.lease()))
                     .collect();
-                let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
                 let (mut taken, mut corrupt) = (0, Vec::new());
                 for (node, node_key, reserved_key) in keys {
-                    if held.contains(node_key.as_bytes()) {
-                        taken += 1;
-                        continue;
-                    }
-                    let txn = Txn::new()
-                        .when([Compare::create_revision(
-                            node_key.as_str(),
-                            CompareOp::Equal,
-                            0,
-                        )])
-                        .and_then([
-                            TxnOp::put(
-                                node_key.as_str(),
-                                instance.as_str(),
-                                Some(PutOptions::new().with_lease(lease)),
-                            ),
-                            TxnOp::get(reserved_key.as_str(), None),
-                        ]);
-                    let resp = client.txn(txn).await.map_err(e)?;
-                    if !resp.succeeded() {
-                        taken += 1;
-                        continue;
-                    }
-                    let stored = gets(&resp).into_iter().flatten().next();
+                    let stored = match held.get(node_key.as_bytes()) {
+                        // Bound to this claim's lease by an earlier attempt: ours.
+                        Some(&bound) if bound == lease => client
+                            .get(reserved_key.as_str(), None)
+                            .await
+                            .map_err(e)?
+                            .kvs()
+                            .first()
+                            .cloned(),
+                        Some(_) => {
+                            taken += 1;
+                            continue;
+                        }
+                        None => {
+                            let txn = Txn::new()
+                                .when([Compare::create_revision(
+                                    node_key.as_str(),
+                                    CompareOp::Equal,
+                                    0,
+                                )])
+                                .and_then([
+                                    TxnOp::put(
+                                        node_key.as_str(),
+                                        instance.as_str(),
+                                        Some(PutOptions::new().with_lease(lease)),
+                                    ),
+                                    TxnOp::get(reserved_key.as_str(), None),
+                                ]);
+                            let resp = client.txn(txn).await.map_err(e)?;
+                            if !resp.succeeded() {
+                                taken += 1;
+                                continue;
+                            }
+                            gets(&resp).into_iter().flatten().next()
+                        }
+                    };
                     let not_before = match stored
                         .map(|kv| parse_reserved(kv.value(), &reserved_key))
                     {
@@ -443,6 +465,7 @@ impl ClaimStore for EtcdStore {
                     }));
                 }
                 let _ = client.lease_revoke(lease).await;
+                *granted.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 Ok(Err(ClaimError::PoolFull {
                     namespace,
                     pool,

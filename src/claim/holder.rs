@@ -225,7 +225,7 @@ impl Shared {
 
     /// The background renewal: every `every`, until stopped or the claim is lost.
     fn run(&self, every: Duration) {
-        let _guard = StopGuard(self);
+        let _guard = StopGuard(self, "the renewal thread ended");
         let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             stop = match self.wake.wait_timeout_while(stop, every, |s| !*s) {
@@ -244,26 +244,13 @@ impl Shared {
     }
 }
 
-/// Marks the claim stopped when the renewal ends other than by the holder's release: a
-/// thread that unwinds, a task that its runtime drops.
-struct StopGuard<'a>(&'a Shared);
+/// Marks the claim stopped, saying why, when the renewal ends other than by the holder's
+/// release: a thread that unwinds, a task that its runtime drops.
+struct StopGuard<S: core::ops::Deref<Target = Shared>>(S, &'static str);
 
-impl Drop for StopGuard<'_> {
+impl<S: core::ops::Deref<Target = Shared>> Drop for StopGuard<S> {
     fn drop(&mut self) {
-        self.0
-            .stopped("the renewal ended (its thread or its runtime stopped)".into());
-    }
-}
-
-/// A task's [`StopGuard`]: the same, owning the shared state.
-#[cfg(feature = "tokio")]
-struct TaskGuard(Arc<Shared>);
-
-#[cfg(feature = "tokio")]
-impl Drop for TaskGuard {
-    fn drop(&mut self) {
-        self.0
-            .stopped("the renewal task ended: its tokio runtime shut down".into());
+        self.0.stopped(self.1.into());
     }
 }
 
@@ -484,7 +471,10 @@ impl Holder {
         if let (true, Some(runtime)) = (background, &claims.runtime) {
             // Made before the task: a task its runtime drops before its first poll drops
             // the guard too.
-            let guard = TaskGuard(Arc::clone(&shared));
+            let guard = StopGuard(
+                Arc::clone(&shared),
+                "the renewal task ended: its tokio runtime shut down",
+            );
             let task = runtime.spawn(async move {
                 let guard = guard;
                 loop {

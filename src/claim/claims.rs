@@ -1,0 +1,143 @@
+//! [`Claims`]: how a generator claims its node id (the store, the namespace, the pool,
+//! the window, the renewal), as a builder.
+
+use core::fmt;
+use core::ops::Range;
+use core::time::Duration;
+use std::string::String;
+use std::sync::Arc;
+
+use super::{
+    ClaimError, ClaimStore, DEFAULT_NAMESPACE, DEFAULT_WINDOW, OpenOptions, open, open_with,
+};
+
+/// How a generator claims its node id: the store, the namespace, the pool, the window.
+/// Give it to [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)
+/// or [`ShardedBuilder::build_claimed`](crate::ShardedBuilder::build_claimed).
+#[derive(Clone)]
+pub struct Claims {
+    pub(crate) store: Arc<dyn ClaimStore>,
+    pub(crate) namespace: String,
+    pub(crate) pool: Option<Range<u64>>,
+    pub(crate) window: Duration,
+    pub(crate) instance: Option<String>,
+    pub(crate) pool_wait: Option<Duration>,
+    pub(crate) renew_every: Option<Duration>,
+    pub(crate) background: bool,
+    #[cfg(feature = "tokio")]
+    pub(crate) runtime: Option<tokio::runtime::Handle>,
+}
+
+impl fmt::Debug for Claims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Claims")
+            .field("store", &self.store.url())
+            .field("namespace", &self.namespace)
+            .field("pool", &self.pool)
+            .field("window", &self.window)
+            .field("instance", &self.instance)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Claims {
+    /// Claims from `store`, in [`DEFAULT_NAMESPACE`], from the layout's whole node field,
+    /// with a [`DEFAULT_WINDOW`] renewed in a background thread every third of it.
+    pub fn new(store: impl ClaimStore + 'static) -> Claims {
+        Claims::with_store(Arc::new(store))
+    }
+
+    /// [`Claims::new`] with a store already shared.
+    pub fn with_store(store: Arc<dyn ClaimStore>) -> Claims {
+        Claims {
+            store,
+            namespace: DEFAULT_NAMESPACE.into(),
+            pool: None,
+            window: DEFAULT_WINDOW,
+            instance: None,
+            pool_wait: None,
+            renew_every: None,
+            background: true,
+            #[cfg(feature = "tokio")]
+            runtime: None,
+        }
+    }
+
+    /// [`Claims::new`] with the store a URL names (see [`open`]).
+    pub fn open(url: &str) -> Result<Claims, ClaimError> {
+        Ok(Claims::with_store(open(url)?))
+    }
+
+    /// [`Claims::open`] with the options of a network store (see [`open_with`]).
+    pub fn open_with(url: &str, options: &OpenOptions) -> Result<Claims, ClaimError> {
+        Ok(Claims::with_store(open_with(url, options)?))
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn ClaimStore> {
+        &self.store
+    }
+
+    /// The namespace: ids in different namespaces are independent (one per ID space:
+    /// a service, a table). Letters, digits, `.`, `_` and `-`; checked at build.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// The pool of node ids to take the lowest free one of (default: the layout's whole
+    /// node field). Checked against the layout at build.
+    pub fn nodes(mut self, pool: Range<u64>) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// How far ahead of the clock the holder reserves (default [`DEFAULT_WINDOW`]). Longer
+    /// means fewer store writes (three per window) and a longer wait for the next holder of
+    /// a dead holder's id; at least one tick of the layout.
+    pub fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+
+    /// The holder's name in [`ClaimStore::list`] (default `host:pid`).
+    pub fn instance(mut self, instance: impl Into<String>) -> Self {
+        self.instance = Some(instance.into());
+        self
+    }
+
+    /// How long to wait for a usable id: while the pool is full, while the store cannot
+    /// be reached, and while every free id's reservation lies further ahead of the clock
+    /// than `max_wait`. Then [`ClaimError::PoolFull`], [`ClaimError::Unreachable`] or
+    /// [`ClaimError::ClockBehind`]. The default covers a holder that died without
+    /// releasing its id: the store's lease TTL (none for files) plus the window plus
+    /// [`DEFAULT_POOL_WAIT`](super::DEFAULT_POOL_WAIT), so a supervisor's restart takes the dead holder's id.
+    pub fn pool_wait(mut self, bound: Duration) -> Self {
+        self.pool_wait = Some(bound);
+        self
+    }
+
+    /// How often the background renewal runs (default a third of the shorter of the
+    /// window and the store's lease TTL). It must be at least [`MIN_RENEW_EVERY`](super::MIN_RENEW_EVERY) and
+    /// shorter than both the window and the TTL, else the claim is refused at build.
+    pub fn renew_every(mut self, every: Duration) -> Self {
+        self.renew_every = Some(every);
+        self
+    }
+
+    /// Renews in a task on this tokio runtime (feature `tokio`) instead of a thread of its
+    /// own: the store calls run on the runtime's blocking pool.
+    #[cfg(feature = "tokio")]
+    pub fn renew_on(mut self, runtime: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// No background renewal: the caller renews with
+    /// [`Generator::renew_claim`](crate::Generator::renew_claim) (deterministic tests,
+    /// simulations, a runtime of the caller's own).
+    pub fn manual_renewal(mut self) -> Self {
+        self.background = false;
+        self
+    }
+}

@@ -1,0 +1,263 @@
+//! [`ClaimError`]: why a claim could not be taken, renewed, released or listed, each
+//! message saying what to do.
+
+use core::fmt;
+use core::ops::Range;
+use core::time::Duration;
+use std::string::String;
+use std::vec::Vec;
+
+use super::MIN_RENEW_EVERY;
+
+/// Why a claim could not be taken, renewed, released or listed. Each message says what to
+/// do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClaimError {
+    /// Every id of the pool is held, still after waiting.
+    PoolFull {
+        /// The namespace.
+        namespace: String,
+        /// The pool.
+        pool: Range<u64>,
+        /// How many of its ids are held.
+        held: u64,
+        /// How long the claim waited for one to come free.
+        waited: Duration,
+        /// The ids skipped because their stored data cannot be read
+        /// ([`ClaimError::Corrupt`]; `flakeid claims` lists them).
+        corrupt: Vec<u64>,
+    },
+    /// The claim is no longer this holder's: its lease expired, or another holder has the
+    /// id now.
+    NotOwner {
+        /// The namespace.
+        namespace: String,
+        /// The node id.
+        node: u64,
+    },
+    /// The store did not answer, or answered with an error.
+    Unreachable {
+        /// The store's URL.
+        store: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A file of the store could not be read or written.
+    Io {
+        /// The file or directory.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A node id's stored data (a state file, an etcd key, a znode) cannot be read. It is
+    /// not read as 0 and not overwritten.
+    Corrupt {
+        /// The file, key or znode.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The namespace cannot name a directory or key prefix.
+    BadNamespace {
+        /// The namespace given.
+        namespace: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The store URL is not one this version reads.
+    BadUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The pool is empty or reaches past the layout's node field.
+    BadPool {
+        /// The pool given.
+        pool: Range<u64>,
+        /// The layout's largest node id.
+        max_node: u64,
+    },
+    /// The window is longer than [`MAX_WINDOW`](super::MAX_WINDOW).
+    WindowTooLong {
+        /// The window given.
+        window: Duration,
+        /// The limit.
+        max: Duration,
+    },
+    /// The window is shorter than one tick of the layout.
+    WindowTooShort {
+        /// The window given.
+        window: Duration,
+        /// The layout's tick.
+        unit: Duration,
+    },
+    /// Every free id's previous holder left a reservation further ahead of the clock than
+    /// the wait bound, also after waiting [`Claims::pool_wait`](super::Claims::pool_wait).
+    ClockBehind {
+        /// The free id whose reservation ends first.
+        node: u64,
+        /// How far behind.
+        behind: Duration,
+        /// The wait bound (`max_wait`).
+        bound: Duration,
+    },
+    /// A static node id outside the pool.
+    NodeOutsidePool {
+        /// The node id.
+        node: u64,
+        /// The pool.
+        pool: Range<u64>,
+    },
+    /// The generator could not be built on the claimed id (a hook refused it, a resume
+    /// point does not fit); the id was released.
+    Build(crate::Error),
+    /// The generator holds no claim (for [`Generator::renew_claim`](crate::Generator::renew_claim)).
+    NotClaimed,
+    /// The background renewal would come no more often than the store's lease lapses, so
+    /// the lease would lapse between two renewals.
+    RenewalTooRare {
+        /// The renewal period ([`Claims::renew_every`](super::Claims::renew_every)).
+        every: Duration,
+        /// The store's lease TTL.
+        ttl: Duration,
+    },
+    /// The renewal period is not shorter than the window: the generator would reach its
+    /// fence before every renewal.
+    RenewalSlowerThanWindow {
+        /// The renewal period ([`Claims::renew_every`](super::Claims::renew_every)).
+        every: Duration,
+        /// The window.
+        window: Duration,
+    },
+    /// The renewal period is shorter than [`MIN_RENEW_EVERY`](super::MIN_RENEW_EVERY): every renewal is a durable
+    /// write.
+    RenewalTooOften {
+        /// The renewal period given.
+        every: Duration,
+    },
+    /// Nothing renews the claim any more: its background renewal panicked, or the tokio
+    /// runtime it ran on shut down. Minting stops at the fence for good; build a new
+    /// generator.
+    RenewalStopped {
+        /// The node id.
+        node: u64,
+        /// What ended the renewal.
+        reason: String,
+    },
+}
+
+impl fmt::Display for ClaimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClaimError::PoolFull {
+                namespace,
+                pool,
+                held,
+                waited,
+                corrupt,
+            } => {
+                write!(
+                    f,
+                    "pool full: node ids {}..{} of namespace {namespace:?} are all taken ({held} held",
+                    pool.start, pool.end
+                )?;
+                if !corrupt.is_empty() {
+                    write!(
+                        f,
+                        ", {} with unreadable data: {corrupt:?}, which `flakeid claims` lists",
+                        corrupt.len()
+                    )?;
+                }
+                write!(
+                    f,
+                    "; waited {waited:?}): stop a holder, widen the pool, or use another namespace"
+                )
+            }
+            ClaimError::NotOwner { namespace, node } => write!(
+                f,
+                "claim lost: node {node} of namespace {namespace:?} is no longer this holder's (its lease expired or another holder took it); start again to claim a new node id"
+            ),
+            ClaimError::Unreachable { store, reason } => write!(
+                f,
+                "claim store {store} cannot be reached: {reason}; check that it runs and the address is right"
+            ),
+            ClaimError::Io { path, reason } => write!(
+                f,
+                "cannot use {path}: {reason}; give a directory this process can create and write"
+            ),
+            ClaimError::Corrupt { path, reason } => write!(
+                f,
+                "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it: repair it, or remove it only once no process uses this namespace"
+            ),
+            ClaimError::BadNamespace { namespace, reason } => write!(
+                f,
+                "namespace {namespace:?} cannot be used: {reason}; use letters, digits, '.', '_' and '-' (at most 128)"
+            ),
+            ClaimError::BadUrl { url, reason } => write!(f, "claim store {url:?}: {reason}"),
+            ClaimError::BadPool { pool, max_node } => write!(
+                f,
+                "node pool {}..{} {}: the layout's node ids are 0..={max_node}; give a non-empty range A..B with B <= {}",
+                pool.start,
+                pool.end,
+                if pool.start >= pool.end {
+                    "is empty"
+                } else {
+                    "does not fit the layout"
+                },
+                u128::from(*max_node) + 1
+            ),
+            ClaimError::WindowTooLong { window, max } => write!(
+                f,
+                "window {window:?} is longer than the limit of {max:?}: a reservation that long keeps a dead holder's id unusable for as long; give a window of seconds to minutes"
+            ),
+            ClaimError::WindowTooShort { window, unit } => write!(
+                f,
+                "window {window:?} is shorter than the layout's tick of {unit:?}: give a window of several ticks (the default is 5s)"
+            ),
+            ClaimError::ClockBehind {
+                node,
+                behind,
+                bound,
+            } => write!(
+                f,
+                "no usable node id: the clock reads {behind:?} behind the reservation node {node}'s previous holder left (the nearest of the free ids'), more than the wait bound of {bound:?}, and no other id came free while waiting: let the clock catch up (check NTP), raise max_wait or the pool wait, or widen the pool"
+            ),
+            ClaimError::NodeOutsidePool { node, pool } => write!(
+                f,
+                "static node id {node} lies outside the pool {}..{}: give a node id in the pool, or widen the pool",
+                pool.start, pool.end
+            ),
+            ClaimError::Build(e) => fmt::Display::fmt(e, f),
+            ClaimError::RenewalTooRare { every, ttl } => write!(
+                f,
+                "renewals every {every:?} would let the store's {ttl:?} lease lapse between them: renew more often than the lease TTL (by default a third of the shorter of the window and the TTL), or give a longer TTL"
+            ),
+            ClaimError::RenewalSlowerThanWindow { every, window } => write!(
+                f,
+                "renewals every {every:?} come no sooner than the {window:?} window runs out, so minting would stop at every fence: renew more often than the window (by default a third of it), or give a longer window"
+            ),
+            ClaimError::RenewalTooOften { every } => write!(
+                f,
+                "renewals every {every:?} are more often than the minimum period of {MIN_RENEW_EVERY:?} (each is a durable write): renew less often, or leave the period to its default"
+            ),
+            ClaimError::RenewalStopped { node, reason } => write!(
+                f,
+                "nothing renews node {node}'s claim any more ({reason}): minting ends at its fence; build a new generator"
+            ),
+            ClaimError::NotClaimed => f.write_str(
+                "this generator holds no claim: build it with GeneratorBuilder::build_claimed",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClaimError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClaimError::Build(e) => Some(e),
+            _ => None,
+        }
+    }
+}

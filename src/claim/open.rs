@@ -1,0 +1,190 @@
+//! Stores by URL ([`open`], [`open_with`], [`OpenOptions`]), and the checks of the names a
+//! claim is made under (namespace, instance).
+
+use core::time::Duration;
+use std::string::String;
+use std::sync::Arc;
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+use std::vec::Vec;
+
+#[cfg(feature = "etcd")]
+use super::EtcdStore;
+#[cfg(feature = "zookeeper")]
+use super::ZooKeeperStore;
+use super::{ClaimError, ClaimStore, FileStore, MemoryStore, StaticNode, static_node};
+
+/// The store a URL names:
+///
+/// | URL | store |
+/// |---|---|
+/// | `file:DIR` (or `file://DIR`) | [`FileStore`] in `DIR`: one host, OS locks, fsynced reservations |
+/// | `memory:` | a new [`MemoryStore`]: this process only, leases of [`OpenOptions::ttl`] |
+/// | `static:N` | [`StaticNode`]: node id N, no fence |
+/// | `static:pod` or `static:pod+K` | [`StaticNode::from_pod_name`]: the ordinal of a StatefulSet pod (`$POD_NAME`, else `$HOSTNAME`, else the host name), plus K |
+///
+/// | `etcd://HOST:PORT[,HOST:PORT...]` | [`EtcdStore`] (feature `etcd`): leases of [`OpenOptions::ttl`] |
+///
+/// | `zookeeper://HOST:PORT[,HOST:PORT...]` | [`ZooKeeperStore`] (feature `zookeeper`): sessions of [`OpenOptions::ttl`] |
+///
+/// In a build without the `etcd` or `zookeeper` feature, its URL is refused with a message
+/// that says which feature to build with.
+pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
+    open_with(url, &OpenOptions::default())
+}
+
+/// How [`open_with`] opens a network store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenOptions {
+    /// A claim's lease TTL on a coordinator (default 10 s): a holder that stops renewing
+    /// loses its id this long after its last renewal.
+    pub ttl: Duration,
+    /// The bound on connecting and on each request (default 5 s).
+    pub timeout: Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            ttl: Duration::from_secs(10),
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+impl OpenOptions {
+    /// The lease TTL.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The bound on connecting and on each request.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+}
+
+/// [`open`] with the TTL and timeout of a network store.
+pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
+    let bad = |reason: &str| ClaimError::BadUrl {
+        url: url.into(),
+        reason: reason.into(),
+    };
+    let (scheme, rest) = url
+        .split_once(':')
+        .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N or static:pod"))?;
+    match scheme {
+        "file" => {
+            let path = rest.strip_prefix("//").unwrap_or(rest);
+            if path.is_empty() {
+                return Err(bad("file: needs a directory, as in file:/var/lib/flakeid"));
+            }
+            Ok(Arc::new(FileStore::open(path)?))
+        }
+        "memory" if rest.is_empty() || rest == "//" => Ok(Arc::new(MemoryStore::with_clock(
+            options.ttl,
+            crate::clock::SystemClock,
+        ))),
+        "memory" => Err(bad("memory: takes nothing after the colon")),
+        "static" => Ok(Arc::new(StaticNode::from_url_rest(rest).map_err(
+            |e| match e {
+                ClaimError::BadUrl { reason, .. } => bad(&reason),
+                e => e,
+            },
+        )?)),
+        #[cfg(feature = "etcd")]
+        "etcd" => {
+            let endpoints = host_ports(rest, "etcd://127.0.0.1:2379").map_err(|r| bad(&r))?;
+            if options.ttl < Duration::from_secs(1) {
+                return Err(bad("the lease TTL is at least 1s"));
+            }
+            Ok(Arc::new(EtcdStore::connect(
+                &endpoints,
+                options.ttl,
+                options.timeout,
+            )?))
+        }
+        #[cfg(not(feature = "etcd"))]
+        "etcd" => Err(bad(
+            "this build has no etcd store: build flakeid with --features etcd",
+        )),
+        #[cfg(feature = "zookeeper")]
+        "zookeeper" => {
+            let hosts = host_ports(rest, "zookeeper://127.0.0.1:2181")
+                .map_err(|r| bad(&r))?
+                .join(",");
+            Ok(Arc::new(ZooKeeperStore::connect(
+                &hosts,
+                options.ttl,
+                options.timeout,
+            )?))
+        }
+        #[cfg(not(feature = "zookeeper"))]
+        "zookeeper" => Err(bad(
+            "this build has no ZooKeeper store: build flakeid with --features zookeeper",
+        )),
+        _ => Err(bad(
+            "unknown scheme: give file:DIR, memory:, static:N or static:pod",
+        )),
+    }
+}
+
+/// What follows `etcd:` or `zookeeper:`: `//HOST:PORT[,HOST:PORT...]`, as a list; or why
+/// not, with `example`.
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+fn host_ports(rest: &str, example: &str) -> Result<Vec<String>, String> {
+    let bad = || format!("give //HOST:PORT[,HOST:PORT...], each endpoint HOST:PORT, as {example}");
+    let list = rest
+        .strip_prefix("//")
+        .ok_or_else(bad)?
+        .trim_end_matches('/');
+    let endpoints: Vec<String> = list.split(',').map(str::to_string).collect();
+    let valid = |e: &String| {
+        e.rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+    };
+    if list.is_empty() || !endpoints.iter().all(valid) {
+        return Err(bad());
+    }
+    Ok(endpoints)
+}
+
+/// Checks a namespace: 1 to 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..` (it names a
+/// directory or a key prefix in every store).
+pub fn check_namespace(namespace: &str) -> Result<(), ClaimError> {
+    let bad = |reason: &'static str| ClaimError::BadNamespace {
+        namespace: namespace.into(),
+        reason,
+    };
+    if namespace.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if namespace.len() > 128 {
+        return Err(bad("it is longer than 128 bytes"));
+    }
+    if namespace == "." || namespace == ".." {
+        return Err(bad("it is a path component (. or ..)"));
+    }
+    if namespace.contains('/') {
+        return Err(bad("it contains '/'"));
+    }
+    if namespace.contains('\0') {
+        return Err(bad("it contains a NUL byte"));
+    }
+    if !namespace
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        return Err(bad(
+            "it has a character other than letters, digits, '.', '_' and '-'",
+        ));
+    }
+    Ok(())
+}
+
+/// The default instance name: `host:pid`.
+pub fn default_instance() -> String {
+    format!("{}:{}", static_node::host_name(), std::process::id())
+}

@@ -59,26 +59,13 @@ impl Server for Etcd {
     /// Starts (or restarts) the server on the same ports and data, and waits (bounded)
     /// until it answers.
     fn launch(&mut self) {
-        let client = format!("http://127.0.0.1:{}", self.client_port);
-        let peer = format!("http://127.0.0.1:{}", self.peer_port);
-        let mut command = Command::new("etcd");
-        command
-            .args(["--name", "flakeid-test", "--data-dir"])
-            .arg(self.process.dir.join("data"))
-            .args([
-                "--listen-client-urls",
-                &client,
-                "--advertise-client-urls",
-                &client,
-            ])
-            .args([
-                "--listen-peer-urls",
-                &peer,
-                "--initial-advertise-peer-urls",
-                &peer,
-            ])
-            .args(["--initial-cluster", &format!("flakeid-test={peer}")])
-            .args(["--logger", "zap", "--log-level", "error"]);
+        let peer = format!("flakeid-test=http://127.0.0.1:{}", self.peer_port);
+        let mut command = member(
+            &self.process,
+            "flakeid-test",
+            (self.client_port, self.peer_port),
+            &peer,
+        );
         let url = self.url();
         self.process.spawn(
             &mut command,
@@ -87,6 +74,29 @@ impl Server for Etcd {
             Duration::from_secs(20),
         );
     }
+}
+
+/// The command that runs etcd member `name` of `initial_cluster` on loopback, its data in
+/// `process`'s directory.
+fn member(
+    process: &Process,
+    name: &str,
+    (client_port, peer_port): (u16, u16),
+    initial_cluster: &str,
+) -> Command {
+    let client = format!("http://127.0.0.1:{client_port}");
+    let peer = format!("http://127.0.0.1:{peer_port}");
+    let mut command = Command::new("etcd");
+    command
+        .args(["--name", name, "--data-dir"])
+        .arg(process.dir.join("data"))
+        .args(["--listen-client-urls", &client])
+        .args(["--advertise-client-urls", &client])
+        .args(["--listen-peer-urls", &peer])
+        .args(["--initial-advertise-peer-urls", &peer])
+        .args(["--initial-cluster", initial_cluster])
+        .args(["--logger", "zap", "--log-level", "error"]);
+    command
 }
 
 scenarios!(Etcd::start, "etcd");
@@ -179,23 +189,12 @@ impl Cluster {
             .collect::<Vec<_>>()
             .join(",");
         let mut members = Vec::new();
-        for (i, &(client_port, peer_port)) in ports.iter().enumerate() {
+        for (i, &ports) in ports.iter().enumerate() {
             let mut process = Process::new("etcd", &format!("{name}-m{i}"));
-            let client = format!("http://127.0.0.1:{client_port}");
-            let peer = format!("http://127.0.0.1:{peer_port}");
-            let mut command = Command::new("etcd");
-            command
-                .args(["--name", &format!("m{i}"), "--data-dir"])
-                .arg(process.dir.join("data"))
-                .args(["--listen-client-urls", &client])
-                .args(["--advertise-client-urls", &client])
-                .args(["--listen-peer-urls", &peer])
-                .args(["--initial-advertise-peer-urls", &peer])
-                .args(["--initial-cluster", &initial])
-                .args(["--initial-cluster-state", "new"])
-                .args(["--logger", "zap", "--log-level", "error"]);
+            let mut command = member(&process, &format!("m{i}"), ports, &initial);
+            command.args(["--initial-cluster-state", "new"]);
             process.start(&mut command);
-            members.push((process, client_port, peer_port));
+            members.push((process, ports.0, ports.1));
         }
         let cluster = Cluster { members };
         let (first, port) = (&cluster.members[0].0, cluster.members[0].1);

@@ -109,7 +109,7 @@ fn main() {
                 .enumerate()
                 .map(|(core, shard)| {
                     s.spawn(move || {
-                        flakeid::__private::affinity::pin_current_thread(core);
+                        flakeid::affinity::pin_current_thread(core);
                         mint_for(shard, seconds)
                     })
                 })

@@ -94,6 +94,8 @@
 //! | [`MintError`], [`ParseError`], [`Error`], [`Field`] | errors: from minting, from text, from everything else |
 //! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
 //! | [`node`] | Sonyflake's private-IP machine id |
+//! | [`rfc3339`] | RFC 3339 text for instants, years past 9999 included: [`rfc3339::Timestamp`] shows one, [`rfc3339::parse`] reads one |
+//! | [`affinity`] (`std`) | the cores this process may run on, and pinning a thread to one (a pinned thread per shard) |
 //! | [`claim`] | fleet-safe node ids: claimed from a store ([`claim::FileStore`], [`claim::MemoryStore`], [`claim::StaticNode`], your own [`claim::ClaimStore`]), fenced by a reserved window; [`GeneratorBuilder::build_claimed`] |
 //! | `serde` (feature) | `Id` with serde; `as_string`, `as_number`, `as_i64`, `javascript_safe`, layout checks |
 //!
@@ -137,7 +139,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "std")]
-mod affinity;
+pub mod affinity;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub mod claim;
 mod clock;
@@ -151,7 +153,10 @@ mod layout;
 pub mod node;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 mod observe;
-mod rfc3339;
+mod parse;
+#[cfg(target_has_atomic = "64")]
+mod policy;
+pub mod rfc3339;
 #[cfg(feature = "serde")]
 pub mod serde;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
@@ -192,15 +197,6 @@ pub use sharded::{ShardedBuilder, ShardedGenerator};
 /// the crate for. Hidden from the docs, outside semver: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
-    /// Pinning threads to cores, for `flakeid bench --sharded`.
-    #[cfg(feature = "std")]
-    pub mod affinity {
-        pub use crate::affinity::{cores, pin_current_thread};
-    }
-    /// RFC 3339 text, for the CLI and the fuzz targets.
-    pub mod rfc3339 {
-        pub use crate::rfc3339::{Timestamp, parse, write};
-    }
     #[cfg(target_has_atomic = "64")]
     pub use crate::state::{LEASED, Shape, Step, reserve};
 

@@ -9,7 +9,7 @@
 
 use core::time::Duration;
 
-use crate::generator::ClockPolicy;
+use crate::policy::ClockPolicy;
 
 /// A tick's sequence ran out: the caller waits for (or is refused) the next tick.
 #[inline(always)]
@@ -40,8 +40,7 @@ pub(crate) fn clock_behind(by: Duration, policy: ClockPolicy) {
 
 /// A claim's renewal failed: the store did not take the new reservation.
 #[inline(always)]
-pub(crate) fn claim_renewal_failed(node: u64, error: &crate::claim::ClaimError) {
-    let lost = matches!(error, crate::claim::ClaimError::NotOwner { .. });
+pub(crate) fn claim_renewal_failed(node: u64, lost: bool, error: &dyn core::fmt::Display) {
     #[cfg(feature = "metrics")]
     {
         metrics::counter!("flakeid_claim_renewal_failures_total").increment(1);

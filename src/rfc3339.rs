@@ -12,7 +12,7 @@
 
 use core::fmt::{self, Write};
 
-use crate::error::ParseError;
+use crate::parse::ParseError;
 
 const NS_PER_SEC: i128 = 1_000_000_000;
 

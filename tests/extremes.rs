@@ -9,7 +9,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use flakeid::__private::rfc3339::{self, Timestamp};
+use flakeid::rfc3339::{self, Timestamp};
 use flakeid::{Encoding, Error, Id, Layout, Order, SonyflakeSettings};
 use proptest::prelude::*;
 

@@ -126,7 +126,7 @@ fn shards_take_the_block_in_order_and_default_to_one_per_core() {
         .nodes(100..200)
         .build()
         .unwrap();
-    assert_eq!(per_core.len(), flakeid::__private::affinity::cores());
+    assert_eq!(per_core.len(), flakeid::affinity::cores());
     assert!(!per_core.is_empty());
 }
 

@@ -246,11 +246,11 @@ pub fn parse(data: &[u8]) -> bool {
             "layout {text:?} -> {shown:?}"
         );
     }
-    if let Ok(ns) = flakeid::__private::rfc3339::parse(text) {
+    if let Ok(ns) = flakeid::rfc3339::parse(text) {
         let mut shown = String::new();
-        flakeid::__private::rfc3339::write(&mut shown, ns).expect("write to a String");
+        flakeid::rfc3339::write(&mut shown, ns).expect("write to a String");
         assert_eq!(
-            flakeid::__private::rfc3339::parse(&shown),
+            flakeid::rfc3339::parse(&shown),
             Ok(ns),
             "{text:?} -> {shown:?}"
         );

@@ -180,7 +180,11 @@ impl Shared {
                 stats.failures += 1;
                 stats.last_error = Some(e.clone());
                 #[cfg(any(feature = "metrics", feature = "tracing"))]
-                crate::observe::claim_renewal_failed(self.claimed.node, e);
+                crate::observe::claim_renewal_failed(
+                    self.claimed.node,
+                    matches!(e, ClaimError::NotOwner { .. }),
+                    e,
+                );
             }
         }
     }

@@ -4,10 +4,9 @@
 //! does not fit a layout), which also holds the other two so that `?` gathers all.
 
 mod mint;
-mod parse;
 
+pub use crate::parse::ParseError;
 pub use mint::MintError;
-pub use parse::ParseError;
 
 use core::fmt;
 use core::time::Duration;

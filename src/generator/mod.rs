@@ -6,9 +6,9 @@
 mod batch;
 mod builder;
 mod lease;
-mod policy;
 mod slow;
 
+pub use crate::policy::ClockPolicy;
 pub use batch::{Ids, LeaseIds};
 #[cfg(feature = "std")]
 pub(crate) use builder::{Common, common_setters};
@@ -16,7 +16,6 @@ pub use builder::{FastPath, GeneratorBuilder};
 pub use lease::Lease;
 #[cfg(feature = "std")]
 use lease::LeaseWaiters;
-pub use policy::ClockPolicy;
 pub(crate) use slow::WaitBudget;
 
 use core::fmt;

@@ -29,7 +29,7 @@ fn spawn_bench<C: Clock + Send + Sync + 'static>(
             let (stop, total) = (Arc::clone(stop), Arc::clone(total));
             std::thread::spawn(move || -> Result<(), MintError> {
                 if leased {
-                    flakeid::__private::affinity::pin_current_thread(t);
+                    flakeid::affinity::pin_current_thread(t);
                     let mut lease = sharded.shards()[t].lease()?;
                     mint_until(&stop, &total, |wait| match wait {
                         true => lease.next_id(),

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use flakeid::__private::rfc3339::Timestamp;
 use flakeid::claim::{self, ClaimInfo};
+use flakeid::rfc3339::Timestamp;
 
 use crate::args::ClaimsArgs;
 use crate::{CliError, CliResult, print_out};

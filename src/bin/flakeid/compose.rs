@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use flakeid::__private::rfc3339;
+use flakeid::rfc3339;
 use flakeid::{Error, Field};
 
 use crate::args::ComposeArgs;

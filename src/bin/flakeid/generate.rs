@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::__private::rfc3339::Timestamp;
 use flakeid::claim::{ClaimError, Claims};
+use flakeid::rfc3339::Timestamp;
 use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
 
 use crate::args::{ClaimArgs, Format, GenArgs, NodeArgs};

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use flakeid::__private::rfc3339::Timestamp;
+use flakeid::rfc3339::Timestamp;
 use flakeid::{Clock, Grid, Layout, Order, Preset};
 
 use crate::args::LayoutArgs;

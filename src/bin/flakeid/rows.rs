@@ -3,7 +3,7 @@
 //! it), every row appended to one buffer per batch. Tested against the `format!` oracle
 //! it replaced (`tests` below).
 
-use flakeid::__private::rfc3339::Timestamp;
+use flakeid::rfc3339::Timestamp;
 use flakeid::{Layout, Order};
 
 use crate::args::DecodeFormat;

@@ -396,3 +396,51 @@ fn sigterm_and_a_closed_stdout_release_the_claim() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 23, item 6: one corrupt id no longer blocks the namespace: the claim takes the
+/// next free id, and `flakeid claims` lists the corrupt one with what is wrong.
+#[test]
+fn a_corrupt_id_is_skipped_and_claims_lists_it() {
+    let dir = temp_dir("corrupt-cli");
+    let ns = dir.join("default");
+    std::fs::create_dir_all(&ns).unwrap();
+    std::fs::write(ns.join("node-0.lock"), b"").unwrap();
+    std::fs::write(ns.join("node-0.state"), b"garbage\n").unwrap();
+    let url = format!("file:{}", dir.display());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["gen", "--claim", &url, "--nodes", "0..4", "-n", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("claimed node 1"), "{stderr}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", &url])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("0 ") && l.contains("corrupt")),
+        "{table}"
+    );
+    assert!(table.contains("node-0.state"), "{table}");
+    assert_eq!(
+        std::fs::read(ns.join("node-0.state")).unwrap(),
+        b"garbage\n"
+    );
+    // A store directory that does not exist is an error, not an empty list.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", "file:/nonexistent/flakeid"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not exist"));
+    std::fs::remove_dir_all(dir).unwrap();
+}

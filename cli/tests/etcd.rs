@@ -101,7 +101,7 @@ fn member(
 
 scenarios!(Etcd::start, "etcd");
 
-#[path = "common/conformance.rs"]
+#[path = "../../tests/common/conformance.rs"]
 mod conformance;
 
 /// The store contract against the real etcd, through etcd's own client for the faults:

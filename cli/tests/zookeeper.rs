@@ -100,7 +100,7 @@ impl Server for ZooKeeper {
 
 scenarios!(ZooKeeper::start, "zookeeper");
 
-#[path = "common/conformance.rs"]
+#[path = "../../tests/common/conformance.rs"]
 mod conformance;
 
 /// The store contract against the real ZooKeeper, through a client of the test's own for

@@ -41,6 +41,7 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
         Some(url) => {
             refuse_node_flags(&a.node)?;
             refuse_ttl_without_lease(url, &a.claim)?;
+            crate::store_built_in(url)?;
             let claims = claims_of(url, &a.claim)?;
             let generator = builder.build_claimed(claims).map_err(claim_error)?;
             report_claim(&generator);

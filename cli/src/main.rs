@@ -162,6 +162,28 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
     })
 }
 
+/// Refuses a coordinator URL this build of the tool has no client for, saying how to build
+/// one (the library's message speaks of its own features, not of this package).
+pub(crate) fn store_built_in(url: &str) -> CliResult {
+    let scheme = url.split_once(':').map_or(url, |(s, _)| s);
+    let lacking = (scheme == "etcd" && !cfg!(feature = "etcd"))
+        || (scheme == "zookeeper" && !cfg!(feature = "zookeeper"));
+    if !lacking {
+        return Ok(());
+    }
+    Err(CliError::new(
+        Some("--claim"),
+        format!(
+            "this flakeid was built without the {scheme} client: install it with `cargo install --path cli --features {scheme}` (or run `cargo run --release -p flakeid-cli --features {scheme} -- ...`){}",
+            if scheme == "etcd" {
+                "; the etcd client's build needs protoc (Debian: protobuf-compiler)"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
 pub(crate) fn io_err(e: io::Error) -> CliError {
     CliError::new(None, e)
 }

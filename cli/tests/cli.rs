@@ -966,3 +966,21 @@ fn rough_edges_are_clear_errors() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not fit in 64 bits"), "{err}");
 }
+
+/// A coordinator URL in a build without its client says how to build the tool with it.
+#[cfg(not(feature = "etcd"))]
+#[test]
+fn a_store_this_build_lacks_says_how_to_build_it() {
+    for args in [
+        &["gen", "--claim", "etcd://127.0.0.1:1"][..],
+        &["claims", "--claim", "etcd://127.0.0.1:1"][..],
+    ] {
+        let out = flakeid(args, None);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cargo install --path cli --features etcd") && err.contains("protoc"),
+            "{err}"
+        );
+    }
+}

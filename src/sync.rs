@@ -6,11 +6,11 @@
 pub(crate) use loom::{
     hint::spin_loop,
     sync::atomic::{AtomicU64, Ordering},
-    sync::{Condvar, Mutex},
+    sync::{Condvar, Mutex, MutexGuard},
     thread::yield_now,
 };
 #[cfg(all(not(flakeid_loom), feature = "std"))]
-pub(crate) use std::sync::{Condvar, Mutex};
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 
 #[cfg(not(flakeid_loom))]
 pub(crate) use core::hint::spin_loop;

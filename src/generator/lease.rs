@@ -32,6 +32,14 @@ pub(super) struct LeaseWaiters {
     pub(super) wake: sync::Condvar,
 }
 
+#[cfg(feature = "std")]
+impl LeaseWaiters {
+    /// `lock` taken: the count of shared minters waiting for the lease to end.
+    fn count(&self) -> sync::MutexGuard<'_, u64> {
+        self.lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl<C: Clock> Generator<C> {
     /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
     /// it mints on its own copy of the word, with no compare-and-swap and no shared store
@@ -49,13 +57,7 @@ impl<C: Clock> Generator<C> {
     /// leases taken in a loop do not starve shared minting.
     pub fn lease(&self) -> Result<Lease<'_, C>, MintError> {
         #[cfg(feature = "std")]
-        if *self
-            .lease_waiters
-            .lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            > 0
-        {
+        if *self.lease_waiters.count() > 0 {
             return Err(MintError::Leased);
         }
         let mut word = self.state.load(Ordering::Acquire);
@@ -99,7 +101,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         {
             let w = &self.lease_waiters;
-            let mut guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut guard = w.count();
             if !budget.waits_for_lease {
                 budget.waits_for_lease = true;
                 *guard += 1;
@@ -121,11 +123,7 @@ impl<C: Clock> Generator<C> {
     pub(super) fn stop_waiting_for_lease(&self) {
         #[cfg(feature = "std")]
         {
-            let mut waiting = self
-                .lease_waiters
-                .lock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut waiting = self.lease_waiters.count();
             *waiting = waiting.saturating_sub(1);
         }
     }
@@ -135,7 +133,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         {
             let w = &self.lease_waiters;
-            let _guard = w.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let _guard = w.count();
             w.wake.notify_all();
         }
     }

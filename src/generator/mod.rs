@@ -132,14 +132,24 @@ impl<C> Drop for Generator<C> {
     /// minted from its own copy of the word, which it stores before it mints in a tick:
     /// the cut takes the later of the two, never below an ID handed out.
     fn drop(&mut self) {
+        let last = self.shape.ticks(self.last_word());
         if let Some(claim) = &mut self.claim {
-            let word = self.state.load(Ordering::Acquire);
-            let mut last = self.shape.ticks(word & !state::LEASED);
-            if word & state::LEASED != 0 {
-                last = last.max(self.shape.ticks(self.held.load(Ordering::Acquire)));
-            }
             claim.release(Some(last));
         }
+    }
+}
+
+impl<C> Generator<C> {
+    /// The word of the last ID handed out, as [`Generator::last_id`] reports it: a spent
+    /// word as its tick's last, and while the word is leased, the lease's own word as the
+    /// end of its tick (the holder stores a word of a tick before it mints in that tick).
+    fn last_word(&self) -> u64 {
+        let word = self.state.load(Ordering::Acquire);
+        let mut last = self.shape.settled(word & !state::LEASED);
+        if word & state::LEASED != 0 {
+            last = last.max(self.shape.tick_end(self.held.load(Ordering::Relaxed)));
+        }
+        last
     }
 }
 
@@ -226,12 +236,7 @@ impl<C: Clock> Generator<C> {
     /// lease can lie above one taken after it); each is at or above every ID whose minting
     /// happens before it (an ID sent to the reading thread, or minted before a join).
     pub fn last_id(&self) -> Id {
-        let word = self.state.load(Ordering::Acquire);
-        let mut last = self.shape.settled(word & !state::LEASED);
-        if word & state::LEASED != 0 {
-            last = last.max(self.shape.tick_end(self.held.load(Ordering::Relaxed)));
-        }
-        self.id(last)
+        self.id(self.last_word())
     }
 
     /// How far apart two IDs of consecutive sequence numbers in one tick lie: 1 when the

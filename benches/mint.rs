@@ -19,8 +19,9 @@ use ferroid::generator::{
     AtomicSnowflakeGenerator, BasicSnowflakeGenerator, LockSnowflakeGenerator,
 };
 use ferroid::time::MonotonicClock as FerroidClock;
+use flakeid::claim::ClaimedGenerator;
 use flakeid::{
-    Clock, CoarseClock, FastPath, Generator, Id, Layout, MonotonicClock, ShardedGenerator,
+    Clock, CoarseClock, FastPath, Generator, Id, Layout, MonotonicClock, ShardedGenerator, TickGate,
 };
 
 /// A layout whose sequence never runs out in practice (22 bits per ms), so the benchmark
@@ -246,7 +247,7 @@ fn hot_path(c: &mut Criterion) {
 
 /// A generator whose node id is claimed from a memory store: fenced by a 5 s window that a
 /// background thread renews.
-fn fenced<C: Clock + Clone + Send + Sync + 'static>(clock: C) -> Generator<C> {
+fn fenced<C: Clock + Clone + Send + Sync + 'static>(clock: C) -> ClaimedGenerator<C> {
     Generator::builder(wide())
         .clock(clock)
         .build_claimed(flakeid::claim::Claims::new(flakeid::claim::MemoryStore::new()).nodes(5..6))
@@ -265,27 +266,38 @@ fn fence(c: &mut Criterion) {
     let mono_fenced = fenced(MonotonicClock::new());
     let coarse = coarse_wide(7);
     let coarse_fenced = fenced(CoarseClock::new());
-    for (name, g) in [("unfenced", &mono), ("fenced", &mono_fenced)] {
-        check(name, || g.next_id().unwrap().get());
-        group.bench_function(format!("next_id (MonotonicClock) {name}"), |b| {
-            b.iter(|| black_box(g.next_id().unwrap()))
-        });
-    }
-    for (name, g) in [("unfenced", &coarse), ("fenced", &coarse_fenced)] {
-        check(name, || g.next_id().unwrap().get());
-        group.bench_function(format!("next_id (CoarseClock) {name}"), |b| {
-            b.iter(|| black_box(g.next_id().unwrap()))
-        });
-    }
-    for (name, g) in [("unfenced", &coarse), ("fenced", &coarse_fenced)] {
-        let mut lease = g.lease().unwrap();
-        check(name, || lease.next_id().unwrap().get());
-        group.bench_function(format!("leased next_id (CoarseClock) {name}"), |b| {
-            b.iter(|| black_box(lease.next_id().unwrap()))
-        });
-    }
-    assert!(mono_fenced.claim_status().unwrap().fenced);
+    fence_next_id(&mut group, "MonotonicClock", "unfenced", &mono);
+    fence_next_id(&mut group, "MonotonicClock", "fenced", &mono_fenced);
+    fence_next_id(&mut group, "CoarseClock", "unfenced", &coarse);
+    fence_next_id(&mut group, "CoarseClock", "fenced", &coarse_fenced);
+    fence_leased(&mut group, "unfenced", &coarse);
+    fence_leased(&mut group, "fenced", &coarse_fenced);
+    assert!(mono_fenced.claim_status().fenced);
     group.finish();
+}
+
+fn fence_next_id<C: Clock, G: TickGate>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    clock: &str,
+    name: &str,
+    g: &Generator<C, G>,
+) {
+    check(name, || g.next_id().unwrap().get());
+    group.bench_function(format!("next_id ({clock}) {name}"), |b| {
+        b.iter(|| black_box(g.next_id().unwrap()))
+    });
+}
+
+fn fence_leased<C: Clock, G: TickGate>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    g: &Generator<C, G>,
+) {
+    let mut lease = g.lease().unwrap();
+    check(name, || lease.next_id().unwrap().get());
+    group.bench_function(format!("leased next_id (CoarseClock) {name}"), |b| {
+        b.iter(|| black_box(lease.next_id().unwrap()))
+    });
 }
 
 /// The store operations a claim costs: taking and releasing an id (a lock and two durable

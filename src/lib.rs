@@ -180,7 +180,7 @@ pub use generator::ClockPolicy;
 pub use generator::DefaultClock;
 #[cfg(target_has_atomic = "64")]
 pub use generator::{
-    DEFAULT_MAX_WAIT, FastPath, Generator, GeneratorBuilder, Ids, Lease, LeaseIds,
+    DEFAULT_MAX_WAIT, FastPath, Generator, GeneratorBuilder, Ids, Lease, LeaseIds, TickGate, Unfenced,
 };
 pub use id::Id;
 #[cfg(feature = "std")]
@@ -202,8 +202,8 @@ pub mod __private {
 
     /// A claimed generator's fence, for the loom models of the renewal order.
     #[cfg(all(feature = "std", target_has_atomic = "64"))]
-    pub fn fence<C>(generator: &crate::Generator<C>) -> Option<&crate::claim::Fence> {
-        generator.claim.as_ref().map(|h| h.fence())
+    pub fn fence<C>(generator: &crate::claim::ClaimedGenerator<C>) -> &crate::claim::Fence {
+        generator.gate.holder().fence()
     }
 
     /// The default clock type parameter without `std`: no value of it exists, so no code

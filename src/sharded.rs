@@ -6,7 +6,7 @@ use core::ops::Range;
 
 use crate::clock::Clock;
 use crate::error::{Error, MintError};
-use crate::generator::{Common, DefaultClock, Generator, Ids, common_setters};
+use crate::generator::{Common, DefaultClock, Generator, Ids, TickGate, Unfenced, common_setters};
 use crate::id::Id;
 use crate::layout::Layout;
 
@@ -43,13 +43,17 @@ use crate::layout::Layout;
 /// assert_eq!(parts.node, sharded.home_shard().node());
 /// # Ok::<(), flakeid::Error>(())
 /// ```
-pub struct ShardedGenerator<C = DefaultClock> {
-    shards: Box<[Generator<C>]>,
+///
+/// `G` is the shards' [`TickGate`]: [`Unfenced`] by default, or
+/// [`claim::ClaimGate`](crate::claim::ClaimGate) for the shards of
+/// [`ShardedBuilder::build_claimed`], each fenced by its own claim.
+pub struct ShardedGenerator<C = DefaultClock, G: TickGate = Unfenced> {
+    shards: Box<[Generator<C, G>]>,
     /// `u64::MAX / len + 1`: turns `thread index % len` into two multiplications.
     fastmod: u64,
 }
 
-impl<C> fmt::Debug for ShardedGenerator<C> {
+impl<C, G: TickGate> fmt::Debug for ShardedGenerator<C, G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShardedGenerator")
             .field("shards", &self.shards)
@@ -83,7 +87,7 @@ impl ShardedGenerator<DefaultClock> {
     }
 }
 
-impl<C: Clock> ShardedGenerator<C> {
+impl<C: Clock, G: TickGate> ShardedGenerator<C, G> {
     /// The number of shards.
     pub fn len(&self) -> usize {
         self.shards.len()
@@ -95,12 +99,12 @@ impl<C: Clock> ShardedGenerator<C> {
     }
 
     /// All shards, in node id order.
-    pub fn shards(&self) -> &[Generator<C>] {
+    pub fn shards(&self) -> &[Generator<C, G>] {
         &self.shards
     }
 
     /// Shard `index`, if there is one.
-    pub fn shard(&self, index: usize) -> Option<&Generator<C>> {
+    pub fn shard(&self, index: usize) -> Option<&Generator<C, G>> {
         self.shards.get(index)
     }
 
@@ -120,7 +124,7 @@ impl<C: Clock> ShardedGenerator<C> {
 
     /// The calling thread's home shard.
     #[inline]
-    pub fn home_shard(&self) -> &Generator<C> {
+    pub fn home_shard(&self) -> &Generator<C, G> {
         &self.shards[self.home()]
     }
 
@@ -150,7 +154,7 @@ impl<C: Clock> ShardedGenerator<C> {
     }
 
     /// `count` IDs from the home shard, reserved in runs (see [`Generator::ids`]).
-    pub fn ids(&self, count: usize) -> Ids<'_, C> {
+    pub fn ids(&self, count: usize) -> Ids<'_, C, G> {
         self.home_shard().ids(count)
     }
 }
@@ -286,8 +290,8 @@ impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
     pub fn build_claimed(
         self,
         claims: crate::claim::Claims,
-    ) -> Result<ShardedGenerator<C>, crate::claim::ClaimError> {
-        use crate::claim::{ClaimError, Holder};
+    ) -> Result<ShardedGenerator<C, crate::claim::ClaimGate>, crate::claim::ClaimError> {
+        use crate::claim::{ClaimError, ClaimGate, Holder};
         let shards = self.shards.unwrap_or_else(crate::affinity::cores);
         if shards == 0 {
             return Err(ClaimError::Build(Error::NoShards));
@@ -315,7 +319,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
                     node,
                     &self.common,
                     last,
-                    Some(holder),
+                    ClaimGate::new(holder),
                     self.clock.clone(),
                 )
             })
@@ -379,7 +383,7 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
             .iter()
             .zip(resume)
             .map(|(&node, last)| {
-                Generator::assemble(layout, node, &self.common, last, None, self.clock.clone())
+                Generator::assemble(layout, node, &self.common, last, Unfenced, self.clock.clone())
             })
             .collect::<Result<Box<[_]>, Error>>()?;
         Ok(ShardedGenerator {

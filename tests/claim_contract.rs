@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use conformance::Backend;
 use flakeid::claim::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, FileStore,
+    ClaimError, ClaimGate, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, FileStore,
     MemoryStore, NodeState, StaticNode,
 };
 use flakeid::{Generator, Layout, ManualClock, MintError, ShardedGenerator};
@@ -134,7 +134,7 @@ fn the_static_store_gives_held_claims_distinct_ids() {
 #[test]
 fn shards_on_a_static_id_mint_on_consecutive_ids_without_duplicates() {
     let clock = ManualClock::new(T0_NS);
-    let sharded: ShardedGenerator<ManualClock> = ShardedGenerator::builder(Layout::snowflake())
+    let sharded: ShardedGenerator<ManualClock, ClaimGate> = ShardedGenerator::builder(Layout::snowflake())
         .shards(3)
         .clock(clock.clone())
         .build_claimed(Claims::open("static:4").unwrap())
@@ -234,7 +234,7 @@ fn overlapping_renewals_of_one_claim_store_in_order() {
         stored.windows(2).all(|w| w[0] <= w[1]),
         "a renewal stored a lower reservation after a higher one: {stored:?}"
     );
-    let fence = g.claim_status().unwrap().reserved_until_unix_ns.unwrap();
+    let fence = g.claim_status().reserved_until_unix_ns.unwrap();
     assert_eq!(
         *stored.last().unwrap(),
         fence,
@@ -343,7 +343,7 @@ fn a_forgotten_lease_does_not_cut_the_release_below_its_ids() {
     // it hands out nothing until its clock gets there, then only IDs above the lease's.
     let behind = ManualClock::new(T0_NS + 50_000_000);
     let next = claimed(&behind);
-    assert!(next.claim_status().unwrap().not_before_unix_ns >= last_end);
+    assert!(next.claim_status().not_before_unix_ns >= last_end);
     assert!(
         next.try_next_id().is_err(),
         "an ID below the lease's last tick"
@@ -400,11 +400,11 @@ fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
         )
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while g.claim_status().unwrap().state != ClaimState::Stopped {
+    while g.claim_status().state != ClaimState::Stopped {
         assert!(std::time::Instant::now() < deadline, "never marked stopped");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let status = g.claim_status().unwrap();
+    let status = g.claim_status();
     assert!(
         matches!(&status.last_error, Some(ClaimError::RenewalStopped { reason, .. }) if reason.contains("a bug in the store")),
         "{:?}",
@@ -437,9 +437,9 @@ fn a_renewal_task_whose_runtime_shut_down_marks_the_claim_stopped() {
                 .renew_on(runtime.handle().clone()),
         )
         .unwrap();
-    assert_eq!(g.claim_status().unwrap().state, ClaimState::Active);
+    assert_eq!(g.claim_status().state, ClaimState::Active);
     drop(runtime);
-    let status = g.claim_status().unwrap();
+    let status = g.claim_status();
     assert_eq!(status.state, ClaimState::Stopped);
     assert!(matches!(
         status.last_error,
@@ -471,7 +471,6 @@ fn a_restart_prefers_a_usable_free_id_to_one_reserved_far_ahead() {
     assert_eq!(crashed.node(), 0);
     let reserved = crashed
         .claim_status()
-        .unwrap()
         .reserved_until_unix_ns
         .unwrap();
     // A crash: the lock goes with the process, the reservation stays.

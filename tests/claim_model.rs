@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use flakeid::claim::{ClaimError, Claims, MemoryStore};
+use flakeid::claim::{ClaimError, ClaimedGenerator, Claims, MemoryStore};
 use flakeid::{Generator, Layout, ManualClock, MintError};
 use proptest::prelude::*;
 
@@ -56,7 +56,7 @@ fn op() -> impl Strategy<Value = Op> {
 struct Host {
     clock: ManualClock,
     store: MemoryStore,
-    generator: Option<(Generator<ManualClock>, usize)>,
+    generator: Option<(ClaimedGenerator<ManualClock>, usize)>,
 }
 
 proptest! {

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use flakeid::claim::{
-    ClaimError, ClaimState, ClaimStore, Claims, FileStore, MemoryStore, NodeState,
+    ClaimError, ClaimState, ClaimedGenerator, ClaimStore, Claims, FileStore, MemoryStore, NodeState,
 };
 use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGenerator};
 
@@ -27,7 +27,7 @@ fn host(
     store: &MemoryStore,
     clock: &ManualClock,
     pool: std::ops::Range<u64>,
-) -> Generator<ManualClock> {
+) -> ClaimedGenerator<ManualClock> {
     try_host(store, clock, pool, Duration::ZERO).unwrap()
 }
 
@@ -36,7 +36,7 @@ fn try_host(
     clock: &ManualClock,
     pool: std::ops::Range<u64>,
     max_wait: Duration,
-) -> Result<Generator<ManualClock>, ClaimError> {
+) -> Result<ClaimedGenerator<ManualClock>, ClaimError> {
     Generator::builder(layout())
         .clock(clock.clone())
         .max_wait(max_wait)
@@ -52,7 +52,7 @@ fn try_host(
 
 /// Mints until the generator refuses; steps the clock 1 ms between IDs.
 fn mint_until_refused(
-    g: &Generator<ManualClock>,
+    g: &ClaimedGenerator<ManualClock>,
     clock: &ManualClock,
     max: usize,
 ) -> (Vec<flakeid::Id>, MintError) {
@@ -86,7 +86,7 @@ fn a_paused_holder_never_mints_a_tick_of_the_next_holder() {
         a.renew_claim().unwrap();
         minted_a.push(a.next_id().unwrap());
     }
-    let reserved_a = a.claim_status().unwrap().reserved_until_unix_ns.unwrap();
+    let reserved_a = a.claim_status().reserved_until_unix_ns.unwrap();
     assert_eq!(reserved_a, T0_NS + 600_000_000 + 1_000_000_000);
 
     // A is paused: no renewal reaches the store, and its lease lapses there.
@@ -98,7 +98,7 @@ fn a_paused_holder_never_mints_a_tick_of_the_next_holder() {
     let clock_b = ManualClock::new(store_clock.unix_ns_now());
     let b = try_host(&store.client(), &clock_b, 0..1, Duration::from_secs(5)).unwrap();
     assert_eq!(b.node(), 0);
-    let status_b = b.claim_status().unwrap();
+    let status_b = b.claim_status();
     assert_eq!(status_b.not_before_unix_ns, reserved_a);
     let first_b = b.next_id().unwrap();
     assert!(
@@ -110,14 +110,14 @@ fn a_paused_holder_never_mints_a_tick_of_the_next_holder() {
     // A resumes: its clock is past its fence, so it mints nothing: it waits for a renewal
     // (none can land: max_wait 0) and reports the reservation expired.
     assert_eq!(a.next_id(), Err(MintError::ReservationExpired { node: 0 }));
-    assert_eq!(a.claim_status().unwrap().state, ClaimState::Active);
+    assert_eq!(a.claim_status().state, ClaimState::Active);
     // The partition heals; A's renewal is refused: the claim is lost, and stays lost.
     store_a.set_partitioned(false);
     assert!(matches!(
         a.renew_claim(),
         Err(ClaimError::NotOwner { node: 0, .. })
     ));
-    assert_eq!(a.claim_status().unwrap().state, ClaimState::Lost);
+    assert_eq!(a.claim_status().state, ClaimState::Lost);
     assert_eq!(a.next_id(), Err(MintError::ClaimLost { node: 0 }));
     assert!(MintError::ClaimLost { node: 0 }.is_final());
 
@@ -179,7 +179,7 @@ fn a_new_holder_behind_the_reservation_fails_with_the_distance_then_catches_up()
     let store_a = store.client();
     let a = host(&store_a, &clock_a, 0..1);
     let ids_a: Vec<_> = (0..100).map(|_| a.next_id().unwrap()).collect();
-    let reserved_a = a.claim_status().unwrap().reserved_until_unix_ns.unwrap();
+    let reserved_a = a.claim_status().reserved_until_unix_ns.unwrap();
     store_a.set_partitioned(true);
     store_clock.advance(TTL * 2);
 
@@ -296,7 +296,7 @@ fn pools_take_the_lowest_free_id_and_a_full_pool_says_so() {
     let again = host(&store, &clock, 4..7);
     assert_eq!(again.node(), 5);
     assert_eq!(
-        again.claim_status().unwrap().not_before_unix_ns,
+        again.claim_status().not_before_unix_ns,
         end_of_last
     );
     assert!(again.next_id().unwrap() > last);
@@ -323,7 +323,7 @@ fn sharded_generators_claim_one_fenced_id_per_shard() {
     let nodes: Vec<_> = sharded.shards().iter().map(|g| g.node()).collect();
     assert_eq!(nodes, [1, 2, 3]);
     for shard in sharded.shards() {
-        assert!(shard.claim_status().unwrap().fenced);
+        assert!(shard.claim_status().fenced);
         shard.next_id().unwrap();
     }
     clock.advance(WINDOW);
@@ -550,7 +550,6 @@ fn file_store_restart_on_a_clock_set_back_an_hour() {
     // open and locked by this process, so take the other id and check the state file).
     let reserved = first
         .claim_status()
-        .unwrap()
         .reserved_until_unix_ns
         .unwrap();
     let state = std::fs::read_to_string(dir.join("default/node-0.state")).unwrap();

@@ -737,3 +737,16 @@ fn fetch_add_under_oversubscription_and_leases_no_duplicate() {
         "the word ran ahead of the clock: {last} > {now}"
     );
 }
+
+/// The default gate is zero-sized, so a plain generator is no larger than the fields it
+/// mints with: the claim (a fenced generator's gate) adds to claimed generators only.
+#[test]
+fn an_unfenced_generator_carries_no_gate() {
+    use core::mem::size_of;
+    use flakeid::claim::ClaimedGenerator;
+    assert_eq!(size_of::<flakeid::Unfenced>(), 0);
+    let plain = size_of::<Generator<ManualClock>>();
+    let claimed = size_of::<ClaimedGenerator<ManualClock>>();
+    assert!(plain < claimed, "plain {plain} B, claimed {claimed} B");
+    println!("Generator<ManualClock>: {plain} B; ClaimedGenerator<ManualClock>: {claimed} B");
+}

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{ClaimError, Claims};
+use flakeid::claim::{ClaimError, ClaimGate, ClaimStatus, Claims};
 use flakeid::rfc3339::Timestamp;
-use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
+use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock, TickGate, Unfenced};
 
 use crate::args::{ClaimArgs, Format, GenArgs, NodeArgs};
 use crate::{CliError, CliResult, io_err, parse_layout, resolve_node, warn};
@@ -37,24 +37,50 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
         offset_ns: a.clock_offset.unwrap_or(0),
     };
     let builder = Generator::builder(layout).max_wait(a.max_wait).clock(clock);
-    let generator = match &a.claim.store.claim {
+    match &a.claim.store.claim {
         Some(url) => {
             refuse_node_flags(&a.node)?;
             refuse_ttl_without_lease(url, &a.claim)?;
             crate::store_built_in(url)?;
             let claims = claims_of(url, &a.claim)?;
             let generator = builder.build_claimed(claims).map_err(claim_error)?;
-            report_claim(&generator);
-            generator
+            report_claim(&generator.claim_status(), &layout);
+            emit(generator, &a)
         }
         None => {
             let node = resolve_node(&layout, &a.node)?;
-            builder
+            let generator = builder
                 .node(node)
                 .build()
-                .map_err(|e| CliError::new(None, e))?
+                .map_err(|e| CliError::new(None, e))?;
+            emit(generator, &a)
         }
-    };
+    }
+}
+
+/// What `gen` asks of a generator besides minting: its claim's status, if it has one.
+trait ClaimView {
+    fn status(&self) -> Option<ClaimStatus>;
+}
+
+impl ClaimView for Generator<OffsetClock, Unfenced> {
+    fn status(&self) -> Option<ClaimStatus> {
+        None
+    }
+}
+
+impl ClaimView for Generator<OffsetClock, ClaimGate> {
+    fn status(&self) -> Option<ClaimStatus> {
+        Some(self.claim_status())
+    }
+}
+
+/// Mints and writes out what `a` asks for, then drops the generator (which releases a
+/// claim).
+fn emit<G: TickGate>(generator: Gen<G>, a: &GenArgs) -> CliResult<ExitCode>
+where
+    Gen<G>: ClaimView,
+{
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     // JSON is the decimal text as a string, so JavaScript keeps every digit.
@@ -101,10 +127,10 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
 
 /// A minting error as `gen` ends on it: the library's message speaks of a generator that
 /// goes on; `gen` stops, so it says what happened.
-fn mint_error(generator: &Gen, e: flakeid::MintError) -> CliError {
+fn mint_error(generator: &impl ClaimView, e: flakeid::MintError) -> CliError {
     use flakeid::MintError;
     let last = generator
-        .claim_status()
+        .status()
         .and_then(|s| s.last_error)
         .map(|e| format!(" (the last renewal failed: {e})"))
         .unwrap_or_default();
@@ -146,7 +172,7 @@ impl Clock for OffsetClock {
     }
 }
 
-type Gen = Generator<OffsetClock>;
+type Gen<G> = Generator<OffsetClock, G>;
 
 enum Stop {
     Io(io::Error),
@@ -165,8 +191,8 @@ fn check_signal(signal: &AtomicUsize) -> Result<(), Stop> {
 
 type Line<'a, W> = dyn FnMut(&mut BufWriter<W>, &Id) -> io::Result<()> + 'a;
 
-fn mint_batched<W: Write>(
-    generator: &Gen,
+fn mint_batched<W: Write, G: TickGate>(
+    generator: &Gen<G>,
     count: u64,
     signal: &AtomicUsize,
     out: &mut BufWriter<W>,
@@ -187,8 +213,8 @@ fn mint_batched<W: Write>(
 }
 
 /// One ID at a time, at most `rate` a second, each line flushed.
-fn mint_paced<W: Write>(
-    generator: &Gen,
+fn mint_paced<W: Write, G: TickGate>(
+    generator: &Gen<G>,
     count: u64,
     rate: f64,
     signal: &AtomicUsize,
@@ -297,11 +323,7 @@ fn claim_error(e: ClaimError) -> CliError {
 }
 
 /// `flakeid: claimed node 3 of namespace "orders" in file:/var/lib/flakeid (...)`.
-fn report_claim(generator: &Gen) {
-    let Some(s) = generator.claim_status() else {
-        return;
-    };
-    let layout: &Layout = generator.layout();
+fn report_claim(s: &ClaimStatus, layout: &Layout) {
     let shown = match layout.datacenter_bits() {
         0 => format!("node {}", s.node),
         _ => {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use flakeid::claim::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, Claims};
+use flakeid::claim::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, ClaimedGenerator, Claims};
 use flakeid::{Generator, ManualClock, MintError};
 use flakeid_loom_tests::{model, must_fail, tiny};
 use loom::sync::{Arc, Mutex};
@@ -84,7 +84,7 @@ impl ClaimStore for Store {
 }
 
 /// A claimed generator over a fresh coordinator, renewing only when told.
-fn claimed(clock: &ManualClock) -> (Arc<Generator<ManualClock>>, Arc<Coordinator>) {
+fn claimed(clock: &ManualClock) -> (Arc<ClaimedGenerator<ManualClock>>, Arc<Coordinator>) {
     let coordinator = Arc::new(Coordinator {
         state: Mutex::new((0, 0)),
     });
@@ -103,7 +103,7 @@ fn claimed(clock: &ManualClock) -> (Arc<Generator<ManualClock>>, Arc<Coordinator
 }
 
 /// Mints three times, one tick apart; the ticks of the IDs it got.
-fn mint_across_ticks(g: &Generator<ManualClock>, clock: &ManualClock) -> Vec<u64> {
+fn mint_across_ticks(g: &ClaimedGenerator<ManualClock>, clock: &ManualClock) -> Vec<u64> {
     let mut ticks = Vec::new();
     for _ in 0..3 {
         match g.next_id() {
@@ -118,7 +118,7 @@ fn mint_across_ticks(g: &Generator<ManualClock>, clock: &ManualClock) -> Vec<u64
 
 /// Runs `renew` beside a minting thread and a revocation on the main thread; checks
 /// that every minted tick lies before the revoked id's next holder's first tick.
-fn race(renew: fn(&Generator<ManualClock>, &Coordinator, &ManualClock)) {
+fn race(renew: fn(&ClaimedGenerator<ManualClock>, &Coordinator, &ManualClock)) {
     let clock = ManualClock::new(T0);
     let (g, coordinator) = claimed(&clock);
     let minter = {
@@ -159,7 +159,7 @@ fn a_fence_published_before_the_write_is_caught() {
     let message = must_fail("the ID minted past a refused reservation", || {
         loom::model(|| {
             race(|g, coordinator, clock| {
-                let fence = flakeid::__private::fence(g).unwrap();
+                let fence = flakeid::__private::fence(g);
                 let reserved = flakeid::Clock::unix_ns(clock) + WINDOW.as_nanos() as u64;
                 let tick = tiny().ticks_at(i128::from(reserved)).unwrap();
                 fence.grant(tick, reserved); // the bug: published before the write
@@ -207,7 +207,7 @@ impl ClaimStore for PlainStore {
 /// Two renewals of one claim overlap, the clock moving between them: `first` on one
 /// thread, the crate's `renew_claim` on another after the clock moved. The store must end
 /// at the fence: never below a reservation the fence let through.
-fn overlapping_renewals(first: fn(&Generator<ManualClock>, &PlainStore, &ManualClock)) {
+fn overlapping_renewals(first: fn(&ClaimedGenerator<ManualClock>, &PlainStore, &ManualClock)) {
     let clock = ManualClock::new(T0);
     let store = PlainStore(Arc::new(Mutex::new(0)));
     let g = Arc::new(
@@ -230,7 +230,7 @@ fn overlapping_renewals(first: fn(&Generator<ManualClock>, &PlainStore, &ManualC
     clock.advance(Duration::from_millis(1));
     let _ = g.renew_claim();
     one.join().unwrap();
-    let fence = flakeid::__private::fence(&g).unwrap().reserved_ns();
+    let fence = flakeid::__private::fence(&g).reserved_ns();
     let stored = *store.0.lock().unwrap();
     assert!(
         stored >= fence,
@@ -264,7 +264,7 @@ fn a_renewal_outside_the_lock_is_caught() {
                 };
                 store.renew(&claimed, reserved).unwrap();
                 let tick = tiny().ticks_at(i128::from(reserved)).unwrap();
-                flakeid::__private::fence(g).unwrap().grant(tick, reserved);
+                flakeid::__private::fence(g).grant(tick, reserved);
             });
         });
     });

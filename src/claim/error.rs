@@ -113,8 +113,6 @@ pub enum ClaimError {
     /// The generator could not be built on the claimed id (a hook refused it, a resume
     /// point does not fit); the id was released.
     Build(crate::Error),
-    /// The generator holds no claim (for [`Generator::renew_claim`](crate::Generator::renew_claim)).
-    NotClaimed,
     /// The background renewal would come no more often than the store's lease lapses, so
     /// the lease would lapse between two renewals.
     RenewalTooRare {
@@ -245,9 +243,6 @@ impl fmt::Display for ClaimError {
             ClaimError::RenewalStopped { node, reason } => write!(
                 f,
                 "nothing renews node {node}'s claim any more ({reason}): minting ends at its fence; build a new generator"
-            ),
-            ClaimError::NotClaimed => f.write_str(
-                "this generator holds no claim: build it with GeneratorBuilder::build_claimed",
             ),
         }
     }

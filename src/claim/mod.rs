@@ -32,7 +32,7 @@
 //!     .window(Duration::from_secs(5));
 //! let generator = Generator::builder(Layout::snowflake()).build_claimed(claims)?;
 //! let id = generator.next_id()?;
-//! let status = generator.claim_status().expect("claimed");
+//! let status = generator.claim_status();
 //! assert_eq!(status.node, generator.node());
 //! println!("{id} on node {}, reserved until {:?}", status.node, status.reserved_until_unix_ns);
 //! drop(generator); // releases node 0, with the reservation cut to what was minted
@@ -46,6 +46,7 @@
 //! fence). [`open`] reads a store's URL; the
 //! [`ClaimStore`] trait is what a Redis, SQL or Consul store implements.
 
+mod claimed;
 mod claims;
 mod error;
 #[cfg(feature = "etcd")]
@@ -68,6 +69,7 @@ use core::time::Duration;
 use std::string::String;
 use std::vec::Vec;
 
+pub use claimed::{ClaimGate, ClaimedGenerator};
 pub use claims::Claims;
 pub use error::ClaimError;
 #[cfg(feature = "etcd")]

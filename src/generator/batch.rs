@@ -1,12 +1,12 @@
 //! Batches: [`Generator::next_ids`] into a slice, and the [`Ids`] iterator, each reserving
 //! a run of sequence numbers with one compare-and-swap per tick.
 
-use super::{DefaultClock, Generator, WaitBudget};
+use super::{DefaultClock, Generator, TickGate, Unfenced, WaitBudget};
 use crate::clock::Clock;
 use crate::error::MintError;
 use crate::id::Id;
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, G: TickGate> Generator<C, G> {
     /// Mints up to `out.len()` IDs, reserving a run of sequence numbers with one
     /// compare-and-swap per tick, and returns how many it wrote (like `Read::read`).
     ///
@@ -69,7 +69,7 @@ impl<C: Clock> Generator<C> {
     /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
     /// # Ok::<(), flakeid::Error>(())
     /// ```
-    pub fn ids(&self, count: usize) -> Ids<'_, C> {
+    pub fn ids(&self, count: usize) -> Ids<'_, C, G> {
         Ids::new(self, count)
     }
 }
@@ -78,8 +78,8 @@ impl<C: Clock> Generator<C> {
 /// [`Lease::ids`](crate::Lease::ids)): `count` IDs reserved in runs, one compare-and-swap
 /// (or, leased, one store) per run.
 #[derive(Debug)]
-pub struct Ids<'g, C = DefaultClock, const LEASED: bool = false> {
-    generator: &'g Generator<C>,
+pub struct Ids<'g, C = DefaultClock, G: TickGate = Unfenced, const LEASED: bool = false> {
+    generator: &'g Generator<C, G>,
     /// The next ID of the reserved run, and how many of the run are left; IDs of a run
     /// are one sequence step apart.
     id: u64,
@@ -90,11 +90,11 @@ pub struct Ids<'g, C = DefaultClock, const LEASED: bool = false> {
 }
 
 /// The iterator of [`Lease::ids`](crate::Lease::ids): runs reserved with plain stores.
-pub type LeaseIds<'l, C = DefaultClock> = Ids<'l, C, true>;
+pub type LeaseIds<'l, C = DefaultClock, G = Unfenced> = Ids<'l, C, G, true>;
 
-impl<'g, C: Clock, const LEASED: bool> Ids<'g, C, LEASED> {
+impl<'g, C: Clock, G: TickGate, const LEASED: bool> Ids<'g, C, G, LEASED> {
     /// `count` IDs from `generator`; `LEASED` only for the holder of its lease.
-    pub(super) fn new(generator: &'g Generator<C>, count: usize) -> Self {
+    pub(super) fn new(generator: &'g Generator<C, G>, count: usize) -> Self {
         Ids {
             generator,
             id: 0,
@@ -115,7 +115,7 @@ impl<'g, C: Clock, const LEASED: bool> Ids<'g, C, LEASED> {
     }
 }
 
-impl<C: Clock, const LEASED: bool> Iterator for Ids<'_, C, LEASED> {
+impl<C: Clock, G: TickGate, const LEASED: bool> Iterator for Ids<'_, C, G, LEASED> {
     type Item = Result<Id, MintError>;
 
     #[inline]
@@ -169,4 +169,7 @@ impl<C: Clock, const LEASED: bool> Iterator for Ids<'_, C, LEASED> {
     }
 }
 
-impl<C: Clock, const LEASED: bool> core::iter::FusedIterator for Ids<'_, C, LEASED> {}
+impl<C: Clock, G: TickGate, const LEASED: bool> core::iter::FusedIterator
+    for Ids<'_, C, G, LEASED>
+{
+}

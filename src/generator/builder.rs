@@ -8,7 +8,7 @@ use crossbeam_utils::CachePadded;
 
 #[cfg(feature = "std")]
 use super::LeaseWaiters;
-use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator, HeldClaim};
+use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator, TickGate, Unfenced};
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::id::Id;
@@ -46,7 +46,9 @@ impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
     /// Builds the generator on a node id claimed from a store, instead of one given: the
     /// lowest free id of the pool, fenced by a reserved window the store has accepted and
     /// renewed in the background (see [`crate::claim`]). Any node id set on this builder
-    /// is ignored; the clock, policy, wait bound, hook and resume point apply.
+    /// is ignored; the clock, policy, wait bound, hook and resume point apply. The
+    /// [`ClaimedGenerator`](crate::claim::ClaimedGenerator) it makes owns the claim: its
+    /// status, renewing it by hand, and the release when it is dropped.
     ///
     /// Fails with [`ClaimError`](crate::claim::ClaimError) when no id can be claimed: the
     /// pool is full after [`Claims::pool_wait`](crate::claim::Claims::pool_wait), the store
@@ -56,7 +58,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
     pub fn build_claimed(
         self,
         claims: crate::claim::Claims,
-    ) -> Result<Generator<C>, crate::claim::ClaimError> {
+    ) -> Result<crate::claim::ClaimedGenerator<C>, crate::claim::ClaimError> {
         let clock = std::sync::Arc::new(self.clock.clone());
         let holder =
             crate::claim::Holder::take(&claims, &self.layout, clock, self.common.max_wait)?;
@@ -65,7 +67,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
             holder.node(),
             &self.common,
             self.resume_after,
-            Some(holder),
+            crate::claim::ClaimGate::new(holder),
             self.clock,
         )
         .map_err(crate::claim::ClaimError::Build)
@@ -334,22 +336,18 @@ impl<C: Clock> GeneratorBuilder<C> {
     /// Checks the node id (range and hook) and the resume point, and builds the generator.
     pub fn build(self) -> Result<Generator<C>, Error> {
         let node = self.resolve_node()?;
-        #[cfg(feature = "std")]
-        let claim = None;
-        #[cfg(not(feature = "std"))]
-        let claim = ();
         Generator::assemble(
             self.layout,
             node,
             &self.common,
             self.resume_after,
-            claim,
+            Unfenced,
             self.clock,
         )
     }
 }
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, G: TickGate> Generator<C, G> {
     /// Where both builders end: checks `node` (against the layout and the hook) and the
     /// resume point, and makes the generator.
     pub(crate) fn assemble(
@@ -357,9 +355,9 @@ impl<C: Clock> Generator<C> {
         node: u64,
         common: &Common,
         resume_after: Option<u64>,
-        claim: HeldClaim,
+        gate: G,
         clock: C,
-    ) -> Result<Generator<C>, Error> {
+    ) -> Result<Generator<C, G>, Error> {
         let node = common.check(layout.check_node(node)?)?;
         let shape = Shape::of(&layout);
         if shape.word_bits() > 63 {
@@ -368,15 +366,11 @@ impl<C: Clock> Generator<C> {
                 max: 63,
             });
         }
-        #[cfg(not(feature = "std"))]
-        let (claimed, ()) = (false, claim);
-        #[cfg(feature = "std")]
-        let claimed = claim.is_some();
         // The fetch_add fast path where it is sound and its guard is wide enough (see
         // `Shape`): not for a claimed generator, whose every tick change must pass the
         // fence on the slow path, which a carry out of an overflowing guard would skip.
         let guarded = shape.guarded();
-        let fetch_add = !claimed
+        let fetch_add = !G::FENCED
             && common.fast_path == FastPath::FetchAdd
             && guarded.guard_bits > 0
             && guarded.sequence_bits + guarded.guard_bits > MIN_ADDERS_LOG2;
@@ -400,11 +394,10 @@ impl<C: Clock> Generator<C> {
             }
             word = word.max(shape.pack(parts.ticks, parts.sequence));
         }
-        #[cfg(feature = "std")]
-        if let Some(holder) = &claim {
+        if G::FENCED {
             // Nothing before the previous holder's reservation; and a full sequence, so
             // that the first ID takes the slow path, which checks the fence.
-            let first = holder.first_tick();
+            let first = gate.first_tick();
             // A reservation past the clock's reach leaves nothing to mint: the last
             // reachable tick, full, which the slow path reports as the clock's end.
             if first > 0 {
@@ -433,8 +426,7 @@ impl<C: Clock> Generator<C> {
                 lock: crate::sync::Mutex::new(0),
                 wake: crate::sync::Condvar::new(),
             },
-            #[cfg(feature = "std")]
-            claim,
+            gate,
             clock,
         })
     }

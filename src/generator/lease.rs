@@ -1,7 +1,7 @@
 //! [`Lease`]: one caller mints alone, on its own copy of the word (a plain store per
 //! tick); everyone else sleeps until it ends (bounded).
 
-use super::{DefaultClock, Generator, LeaseIds, WaitBudget};
+use super::{DefaultClock, Generator, LeaseIds, TickGate, Unfenced, WaitBudget};
 use crate::clock::Clock;
 use crate::error::MintError;
 use crate::id::Id;
@@ -40,7 +40,7 @@ impl LeaseWaiters {
     }
 }
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, G: TickGate> Generator<C, G> {
     /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
     /// it mints on its own copy of the word, with no compare-and-swap and no shared store
     /// but one per tick (less than a non-thread-safe generator costs), and other callers
@@ -55,7 +55,7 @@ impl<C: Clock> Generator<C> {
     /// It also fails with [`MintError::Leased`] while a shared minter (`next_id`,
     /// `next_ids`, `ids`) waits for a lease to end: the word goes to the waiter first, so
     /// leases taken in a loop do not starve shared minting.
-    pub fn lease(&self) -> Result<Lease<'_, C>, MintError> {
+    pub fn lease(&self) -> Result<Lease<'_, C, G>, MintError> {
         #[cfg(feature = "std")]
         if *self.lease_waiters.count() > 0 {
             return Err(MintError::Leased);
@@ -158,8 +158,8 @@ impl<C: Clock> Generator<C> {
 /// # Ok::<(), flakeid::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct Lease<'g, C: Clock = DefaultClock> {
-    generator: &'g Generator<C>,
+pub struct Lease<'g, C: Clock = DefaultClock, G: TickGate = Unfenced> {
+    generator: &'g Generator<C, G>,
     /// The word when the cache below was taken (the lease holder is the word's only
     /// writer). The fast path moves `id` on and writes nothing shared: the word of the last
     /// ID is [`Lease::current_word`], and goes back to the generator's `held` only when the
@@ -183,8 +183,8 @@ pub struct Lease<'g, C: Clock = DefaultClock> {
     recent: Option<&'g core::sync::atomic::AtomicU64>,
 }
 
-impl<'g, C: Clock> Lease<'g, C> {
-    fn new(generator: &'g Generator<C>, word: u64) -> Self {
+impl<'g, C: Clock, G: TickGate> Lease<'g, C, G> {
+    fn new(generator: &'g Generator<C, G>, word: u64) -> Self {
         let mut lease = Lease {
             generator,
             word,
@@ -302,7 +302,7 @@ impl<'g, C: Clock> Lease<'g, C> {
     /// assert!(lease.next_id()? > ids[999]);
     /// # Ok::<(), flakeid::Error>(())
     /// ```
-    pub fn ids(&mut self, count: usize) -> LeaseIds<'_, C> {
+    pub fn ids(&mut self, count: usize) -> LeaseIds<'_, C, G> {
         // The iterator moves the word on its own; the cached copy is stale from here, so
         // the next mint takes the slow path, which reloads it. (Invalidated now, not when
         // the iterator is dropped, so a leaked iterator cannot leave a stale cache.)
@@ -312,12 +312,12 @@ impl<'g, C: Clock> Lease<'g, C> {
     }
 
     /// The leased generator.
-    pub fn generator(&self) -> &Generator<C> {
+    pub fn generator(&self) -> &Generator<C, G> {
         self.generator
     }
 }
 
-impl<C: Clock> Drop for Lease<'_, C> {
+impl<C: Clock, G: TickGate> Drop for Lease<'_, C, G> {
     fn drop(&mut self) {
         self.write_back();
         let g = self.generator;

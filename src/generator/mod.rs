@@ -5,6 +5,7 @@
 
 mod batch;
 mod builder;
+pub(crate) mod gate;
 mod lease;
 mod slow;
 
@@ -13,6 +14,7 @@ pub use batch::{Ids, LeaseIds};
 #[cfg(feature = "std")]
 pub(crate) use builder::{Common, common_setters};
 pub use builder::{FastPath, GeneratorBuilder};
+pub use gate::{TickGate, Unfenced};
 pub use lease::Lease;
 #[cfg(feature = "std")]
 use lease::LeaseWaiters;
@@ -78,7 +80,11 @@ const BACKOFF_CAP: u32 = 6;
 /// assert_eq!(Layout::snowflake().split_node(parts.node), (3, 17));
 /// # Ok::<(), flakeid::Error>(())
 /// ```
-pub struct Generator<C = DefaultClock> {
+///
+/// `G` is what may hold the generator at a tick: nothing ([`Unfenced`], the default), or
+/// the fence of a claimed node id ([`claim::ClaimGate`](crate::claim::ClaimGate), made by
+/// [`GeneratorBuilder::build_claimed`]).
+pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     /// The packed (last tick, last sequence) word, plus the lease bit; see [`Shape`] for
     /// the bit table and the invariant. The node is not stored: it is OR-ed in on the way
     /// out. Padded so that minting threads do not bounce the line that holds the
@@ -110,36 +116,27 @@ pub struct Generator<C = DefaultClock> {
     node: u64,
     #[cfg(feature = "std")]
     lease_waiters: LeaseWaiters,
-    /// The node id's claim, if it was claimed ([`GeneratorBuilder::build_claimed`]): its fence
-    /// bounds the ticks minted; dropping the generator releases it.
-    #[cfg(feature = "std")]
-    pub(crate) claim: Option<crate::claim::Holder>,
+    /// What may hold the generator at a tick (zero-sized when nothing can).
+    pub(crate) gate: G,
     clock: C,
 }
 
-/// A claim held by a generator ([`GeneratorBuilder::build_claimed`]); nothing without `std`.
-#[cfg(feature = "std")]
-pub(crate) type HeldClaim = Option<crate::claim::Holder>;
-/// A claim held by a generator; nothing without `std`.
-#[cfg(not(feature = "std"))]
-pub(crate) type HeldClaim = ();
-
-#[cfg(feature = "std")]
-impl<C> Drop for Generator<C> {
-    /// Releases the claim, if any, with its reservation cut to the last tick minted: no
-    /// thread can mint any more, so the next holder of the id need not wait for the rest
-    /// of the window. A lease still marked on the word (one that was forgotten, or leaked)
-    /// minted from its own copy of the word, which it stores before it mints in a tick:
-    /// the cut takes the later of the two, never below an ID handed out.
+impl<C, G: TickGate> Drop for Generator<C, G> {
+    /// Tells the gate the last tick minted in (a claim releases its reservation cut
+    /// there; [`Unfenced`] does nothing). No thread can mint any more, so the next holder
+    /// of a claimed id need not wait for the rest of the window. A lease still marked on
+    /// the word (one that was forgotten, or leaked) minted from its own copy of the word,
+    /// which it stores before it mints in a tick: the cut takes the later of the two,
+    /// never below an ID handed out.
     fn drop(&mut self) {
-        let last = self.shape.ticks(self.last_word());
-        if let Some(claim) = &mut self.claim {
-            claim.release(Some(last));
+        if G::FENCED {
+            let last = self.shape.ticks(self.last_word());
+            self.gate.release(last);
         }
     }
 }
 
-impl<C> Generator<C> {
+impl<C, G: TickGate> Generator<C, G> {
     /// The word of the last ID handed out, as [`Generator::last_id`] reports it: a spent
     /// word as its tick's last, and while the word is leased, the lease's own word as the
     /// end of its tick (the holder stores a word of a tick before it mints in that tick).
@@ -153,7 +150,7 @@ impl<C> Generator<C> {
     }
 }
 
-impl<C> fmt::Debug for Generator<C> {
+impl<C, G: TickGate> fmt::Debug for Generator<C, G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let word = self.state.load(Ordering::Relaxed);
         let mut d = f.debug_struct("Generator");
@@ -163,13 +160,14 @@ impl<C> fmt::Debug for Generator<C> {
             .field("max_wait", &self.max_wait)
             .field("state", &(word & !state::LEASED))
             .field("leased", &(word & state::LEASED != 0));
-        #[cfg(feature = "std")]
-        d.field("claim", &self.claim);
+        if G::FENCED {
+            d.field("gate", &self.gate);
+        }
         d.finish_non_exhaustive()
     }
 }
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, G: TickGate> Generator<C, G> {
     /// The fast path in use: what [`GeneratorBuilder::fast_path`] asked for, or
     /// [`FastPath::CompareAndSwap`] where `FetchAdd` cannot be used (see [`FastPath`]).
     pub fn fast_path(&self) -> FastPath {
@@ -203,26 +201,6 @@ impl<C: Clock> Generator<C> {
     /// The clock.
     pub fn clock(&self) -> &C {
         &self.clock
-    }
-
-    /// The state of the node id's claim ([`GeneratorBuilder::build_claimed`]): the store, the
-    /// node, whether renewals succeed, the reservation and how long the fence has left.
-    /// `None` for a generator whose node id was not claimed.
-    #[cfg(feature = "std")]
-    pub fn claim_status(&self) -> Option<crate::claim::ClaimStatus> {
-        self.claim.as_ref().map(|h| h.status())
-    }
-
-    /// Renews the claim now, on this thread: reserves `now + window` in the store and,
-    /// once the store accepted it, moves the fence there. The background renewal does
-    /// this every third of the window; call it yourself with
-    /// [`Claims::manual_renewal`](crate::claim::Claims::manual_renewal).
-    #[cfg(feature = "std")]
-    pub fn renew_claim(&self) -> Result<(), crate::claim::ClaimError> {
-        match &self.claim {
-            Some(h) => h.renew(),
-            None => Err(crate::claim::ClaimError::NotClaimed),
-        }
     }
 
     /// The last ID this generator handed out (or would have at tick 0 with a full

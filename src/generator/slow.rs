@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use super::Generator;
+use super::{Generator, TickGate};
 use crate::clock::Clock;
 use crate::error::MintError;
 use crate::id::Id;
@@ -34,7 +34,7 @@ const SPIN_BELOW: Duration = Duration::from_micros(50);
 const SLEEP_ABOVE: Duration = Duration::from_micros(300);
 const SLEEP_MARGIN: Duration = Duration::from_micros(150);
 
-impl<C: Clock> Generator<C> {
+impl<C: Clock, G: TickGate> Generator<C, G> {
     /// The slow path of `next_id` (`BLOCK`) and of `try_next_id` (not): one ID.
     #[cold]
     #[inline(never)]
@@ -101,13 +101,12 @@ impl<C: Clock> Generator<C> {
             self.observe(word, now, step);
             match step {
                 Step::Mint { first, last } => {
-                    // The fence of a claimed generator, read only here: the fast path
-                    // stays in a tick that passed it.
-                    #[cfg(feature = "std")]
-                    if let Some(claim) = &self.claim {
+                    // The gate (a claimed generator's fence), asked only here: the fast
+                    // path stays in a tick that passed it. Unfenced: no code at all.
+                    if G::FENCED {
                         let tick = self.shape.ticks(first);
-                        if !claim.fence().allows(tick) {
-                            self.wait_for_fence::<BLOCK>(claim, tick, waited)?;
+                        if !self.gate.allows(tick) {
+                            self.wait_for_gate::<BLOCK>(tick, waited)?;
                             word = self.load_word::<LEASED>();
                             continue;
                         }
@@ -259,32 +258,24 @@ impl<C: Clock> Generator<C> {
         u64::try_from(ns).map_err(|_| MintError::ClockRangeEnd)
     }
 
-    /// At the fence of a claimed generator, for `tick`: waits (bounded by `max_wait`, and
-    /// only if `BLOCK`) for a renewal to move the fence past it. Fails closed:
-    /// [`MintError::ClaimLost`] once the store said the id is someone else's,
-    /// [`MintError::RenewalStopped`] once nothing renews the claim,
-    /// [`MintError::ReservationExpired`] when no renewal landed in time.
-    #[cfg(feature = "std")]
+    /// At the gate (a claimed generator's fence), for `tick`: waits (bounded by
+    /// `max_wait`, and only if `BLOCK`) for it to open (a renewal to move the fence past
+    /// `tick`). Fails closed: with the gate's final error once it cannot open (the claim
+    /// is lost, or nothing renews it), [`MintError::ReservationExpired`] when it did not
+    /// open in time.
     #[cold]
-    fn wait_for_fence<const BLOCK: bool>(
+    fn wait_for_gate<const BLOCK: bool>(
         &self,
-        claim: &crate::claim::Holder,
         tick: u64,
         budget: &mut WaitBudget,
     ) -> Result<(), MintError> {
-        use crate::claim::ClaimState;
         let node = self.node;
         loop {
-            let fence = claim.fence();
-            if fence.allows(tick) {
+            if self.gate.allows(tick) {
                 return Ok(());
             }
-            match fence.state() {
-                ClaimState::Lost | ClaimState::Released => {
-                    return Err(MintError::ClaimLost { node });
-                }
-                ClaimState::Stopped => return Err(MintError::RenewalStopped { node }),
-                ClaimState::Active | ClaimState::Renewing => {}
+            if let Some(e) = self.gate.closed(node) {
+                return Err(e);
             }
             let left = self.max_wait.saturating_sub(self.waited(budget));
             if !BLOCK || left.is_zero() {

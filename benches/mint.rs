@@ -20,9 +20,8 @@ use ferroid::generator::{
 };
 use ferroid::time::MonotonicClock as FerroidClock;
 use flakeid::claim::ClaimedGenerator;
-use flakeid::{
-    Clock, CoarseClock, FastPath, Generator, Id, Layout, MonotonicClock, ShardedGenerator, TickGate,
-};
+use flakeid::generator::{FastPath, TickGate};
+use flakeid::{Clock, CoarseClock, Generator, Id, Layout, MonotonicClock, ShardedGenerator};
 
 /// A layout whose sequence never runs out in practice (22 bits per ms), so the benchmark
 /// measures the code, not the layout's cap: 1 sign bit, 37 time, 4 node, 22 sequence.
@@ -68,14 +67,14 @@ impl MutexBaseline {
 
     fn next(&self) -> u64 {
         let l = &self.layout;
-        let now = self.clock.unix_ns() / l.unit_ns() - l.epoch_tick();
+        let now = self.clock.unix_ns() / l.unit_ns() - flakeid::__private::epoch_tick(l);
         let mut s = self.state.lock().unwrap();
         if now > s.0 {
             *s = (now, 0);
         } else {
             s.1 += 1;
         }
-        l.compose_unchecked(s.0, s.1, 1)
+        flakeid::__private::compose_unchecked(l, s.0, s.1, 1)
     }
 }
 

@@ -14,7 +14,7 @@
 //! | [`Layout::sonyflake`] (39 time, 8 seq, 16 machine, 10 ms) | 174.21 years (to 2199) | 25,600 | 65,536 | many machines, modest rates, a long life |
 //! | [`Layout::javascript_safe`] (41 time, 5 node, 7 seq, 1 ms) | 69.7 years (to 2094) | 128,000 | 32 | IDs that travel as JSON numbers: at most 2^53 - 1 |
 //! | [`Layout::discord`], [`Layout::instagram`], [`Layout::mastodon`] (64 bits) | 139.4, 69.7, 8,919 years | 4,096,000, 1,024,000, 65,536,000 | 1,024, 8,192, 1 | you decode (or mint) those platforms' IDs; [`Layout::presets`] lists every preset with its source |
-//! | [`Layout::builder`] | your choice | `2^seq / unit` | `2^node` | anything else, e.g. capped with [`LayoutBuilder::max_bits`] |
+//! | [`Layout::builder`] | your choice | `2^seq / unit` | `2^node` | anything else, e.g. capped with [`layout::LayoutBuilder::max_bits`] |
 //!
 //! More time bits buy lifetime, more sequence bits buy rate per node, more node bits buy
 //! nodes; a longer unit buys lifetime at the cost of rate. [`Layout::sonyflake_v2`] applies
@@ -26,7 +26,7 @@
 //!   compare-and-swap on one packed `AtomicU64`; distinct node ids make generators disjoint.
 //! - **Strictly increasing per generator, in the order IDs are reserved**, whatever the
 //!   clock does: each `next_id` reserves one ID, each `next_ids` slice and each run of an
-//!   [`Ids`] iterator are reserved at once (see [`Generator::ids`] for the one surprise).
+//!   [`generator::Ids`] iterator are reserved at once (see [`Generator::ids`] for the one surprise).
 //! - **Sequence exhausted**: the call waits for the next tick (sleeping while far, spinning
 //!   at the boundary), then mints with sequence 0. [`Generator::try_next_id`] returns
 //!   [`MintError::WouldBlock`] with the wait instead.
@@ -52,7 +52,7 @@
 //! | the same on [`MonotonicClock`] | a TSC read and one CAS | the same, the time exact to the tick | IDs whose time must not lag |
 //! | [`Generator::next_ids`], [`Generator::ids`] | one CAS per tick per batch | the same | you need many IDs at once (a bulk insert) |
 //! | [`ShardedGenerator::next_id`] | a thread-local read, then as above | strictly increasing per thread, ordered by tick across shards | many threads mint flat out and you can spend a node id per core |
-//! | [`Lease::next_id`] ([`Generator::lease`]) | one relaxed load and an add on the lease's own copy (a plain store per tick) | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
+//! | [`generator::Lease::next_id`] ([`Generator::lease`]) | one relaxed load and an add on the lease's own copy (a plain store per tick) | strictly increasing; the lease holder mints alone | one thread owns the generator (a pinned thread per shard) |
 //!
 //! Share one generator per node among all threads: it is `Sync`. In an `Arc`
 //! (`Arc::new(generator)`, cloned into each thread or task), in a `static`
@@ -80,28 +80,38 @@
 //!
 //! ## The API at a glance
 //!
+//! The root holds what a user names; the rest sits in its module.
+//!
 //! | item | what it is |
 //! |---|---|
-//! | [`Layout`], [`LayoutBuilder`], [`Order`], [`Grid`], [`Parts`], [`Preset`] | the bit layout: presets, custom layouts, compose and decompose, ticks and instants |
-//! | [`TWEPOCH_MS`], [`SONYFLAKE_V2_EPOCH_MS`], [`SONYFLAKE_V1_EPOCH_MS`], [`DISCORD_EPOCH_MS`], [`INSTAGRAM_EPOCH_MS`], [`JAVASCRIPT_SAFE_BITS`], [`I64_SAFE_BITS`], [`MAX_BITS`], [`CLOCK_END_UNIX_NS`] | the references' epochs and the caps |
-//! | [`SonyflakeSettings`] | Sonyflake v2's settings, for [`Layout::sonyflake_v2`] |
-//! | [`Generator`], [`GeneratorBuilder`], [`DEFAULT_MAX_WAIT`], [`DefaultClock`], [`FastPath`] | the lock-free generator and its configuration (compare-and-swap, or wait-free `fetch_add`) |
+//! | [`Layout`] | the bit layout: the presets ([`Layout::snowflake`], ...), compose, decompose, ticks and instants |
+//! | [`Id`] | a minted ID; decimal, hex and base32 text without allocating |
+//! | [`Encoding`] | the text forms of an ID |
+//! | [`Generator`] | the lock-free generator of one node id |
+//! | [`GeneratorBuilder`] | its node id, clock, clock policy, wait bound, resume point; `build` or `build_claimed` |
+//! | [`ShardedGenerator`] | one generator per core, each its own node id |
 //! | [`ClockPolicy`] | what a generator does when the clock reads behind |
-//! | [`Ids`], [`Lease`], [`LeaseIds`] | batches as an iterator; exclusive, store-only minting |
-//! | [`ShardedGenerator`], [`ShardedBuilder`] | one generator per core, each its own node |
-//! | [`Clock`], [`MonotonicClock`], [`CoarseClock`], [`SystemClock`], [`ManualClock`] | time sources |
-//! | [`Id`], [`Encoding`] | a minted ID; decimal, hex and base32 text without allocating |
-//! | [`MintError`], [`ParseError`], [`Error`], [`Field`] | errors: from minting, from text, from everything else |
+//! | [`Clock`] | a time source; [`DefaultClock`] is the [`CoarseClock`] |
+//! | [`CoarseClock`], [`MonotonicClock`], [`SystemClock`], [`ManualClock`] | the clocks |
+//! | [`MintError`] | from minting: wait, retry, or give up (the table above) |
+//! | [`ParseError`] | from text: what is wrong and at which byte |
+//! | [`Error`] | a layout or generator that cannot be built, a value that does not fit a layout |
+//!
+//! | module | what is in it |
+//! |---|---|
+//! | [`layout`] | [`layout::LayoutBuilder`], field order and tick grid, [`layout::Parts`], [`layout::Preset`], the references' epochs ([`layout::TWEPOCH_MS`], ...) and the caps |
+//! | [`generator`] | batches ([`generator::Ids`]), leases ([`generator::Lease`]), [`generator::FastPath`], [`generator::TickGate`], [`generator::ShardedBuilder`] |
 //! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
+//! | [`claim`] (`std`) | fleet-safe node ids: claimed from a store, fenced by a reserved window, [`claim::ClaimedGenerator`] |
+//! | [`error`] | the errors, and [`error::Field`], the field a value did not fit |
 //! | [`node`] | Sonyflake's private-IP machine id |
-//! | [`rfc3339`] | RFC 3339 text for instants, years past 9999 included: [`rfc3339::Timestamp`] shows one, [`rfc3339::parse`] reads one |
-//! | [`affinity`] (`std`) | the cores this process may run on, and pinning a thread to one (a pinned thread per shard) |
-//! | [`claim`] | fleet-safe node ids: claimed from a store ([`claim::FileStore`], [`claim::MemoryStore`], [`claim::StaticNode`], your own [`claim::ClaimStore`]), fenced by a reserved window; [`GeneratorBuilder::build_claimed`] |
+//! | [`rfc3339`] | RFC 3339 text for instants, years past 9999 included |
+//! | [`affinity`] (`std`) | the cores this process may run on, and pinning a thread to one |
 //! | `serde` (feature) | `Id` with serde; `as_string`, `as_number`, `as_i64`, `javascript_safe`, layout checks |
 //!
 //! With `default-features = false` the crate is `no_std`: everything above but the clocks
-//! (bring one: [`GeneratorBuilder::with_clock`]), `ShardedGenerator`, `claim`, `node`'s OS lookup and
-//! runtime SIMD detection.
+//! (bring one: [`GeneratorBuilder::with_clock`]), `ShardedGenerator`, `claim`, `node`'s OS
+//! lookup and runtime SIMD detection.
 //!
 //! ## Example
 //!
@@ -145,11 +155,11 @@ pub mod claim;
 mod clock;
 pub mod decode;
 mod encoding;
-mod error;
+pub mod error;
 #[cfg(target_has_atomic = "64")]
-mod generator;
+pub mod generator;
 mod id;
-mod layout;
+pub mod layout;
 pub mod node;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 mod observe;
@@ -173,25 +183,17 @@ pub use clock::ManualClock;
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
 pub use encoding::Encoding;
-pub use error::{Error, Field, MintError, ParseError};
+pub use error::{Error, MintError, ParseError};
 #[cfg(target_has_atomic = "64")]
 pub use generator::ClockPolicy;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use generator::DefaultClock;
 #[cfg(target_has_atomic = "64")]
-pub use generator::{
-    DEFAULT_MAX_WAIT, FastPath, Generator, GeneratorBuilder, Ids, Lease, LeaseIds, TickGate, Unfenced,
-};
+pub use generator::{Generator, GeneratorBuilder};
 pub use id::Id;
-#[cfg(feature = "std")]
-pub use layout::SonyflakeSettings;
-pub use layout::{
-    CLOCK_END_UNIX_NS, DISCORD_EPOCH_MS, Grid, I64_SAFE_BITS, INSTAGRAM_EPOCH_MS,
-    JAVASCRIPT_SAFE_BITS, Layout, LayoutBuilder, MAX_BITS, Order, Parts, Preset,
-    SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
-};
+pub use layout::Layout;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
-pub use sharded::{ShardedBuilder, ShardedGenerator};
+pub use sharded::ShardedGenerator;
 
 /// Not API: what the `flakeid` binary, the loom models and the fuzz targets reach inside
 /// the crate for. Hidden from the docs, outside semver: it may change in any release.
@@ -204,6 +206,27 @@ pub mod __private {
     #[cfg(all(feature = "std", target_has_atomic = "64"))]
     pub fn fence<C>(generator: &crate::claim::ClaimedGenerator<C>) -> &crate::claim::Fence {
         generator.gate.holder().fence()
+    }
+
+    /// A layout's arithmetic the crate keeps to itself, for its tests, benches and loom
+    /// models: the absolute tick of the epoch; the shifts of the time, sequence and node
+    /// fields; and an ID composed of fields known to be in range.
+    pub fn epoch_tick(layout: &crate::Layout) -> u64 {
+        layout.epoch_tick()
+    }
+
+    /// The (time, sequence, node) shifts of `layout`.
+    pub fn shifts(layout: &crate::Layout) -> (u32, u32, u32) {
+        (
+            layout.time_shift(),
+            layout.sequence_shift(),
+            layout.node_shift(),
+        )
+    }
+
+    /// An ID of fields known to be in range (no checks).
+    pub fn compose_unchecked(layout: &crate::Layout, ticks: u64, sequence: u64, node: u64) -> u64 {
+        layout.compose_unchecked(ticks, sequence, node)
     }
 
     /// The default clock type parameter without `std`: no value of it exists, so no code

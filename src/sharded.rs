@@ -383,7 +383,14 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
             .iter()
             .zip(resume)
             .map(|(&node, last)| {
-                Generator::assemble(layout, node, &self.common, last, Unfenced, self.clock.clone())
+                Generator::assemble(
+                    layout,
+                    node,
+                    &self.common,
+                    last,
+                    Unfenced,
+                    self.clock.clone(),
+                )
             })
             .collect::<Result<Box<[_]>, Error>>()?;
         Ok(ShardedGenerator {

@@ -7,7 +7,7 @@
 
 use crate::policy::ClockPolicy;
 
-/// The top bit of the generator's word: set while a [`crate::Lease`] holds the generator.
+/// The top bit of the generator's word: set while a [`crate::generator::Lease`] holds the generator.
 /// Packed words never use it (the generator refuses a layout whose reachable ticks and
 /// sequence need more than 63 bits: [`Shape::word_bits`]), and [`reserve`] must never see
 /// it: the generator strips or waits on it first.

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use conformance::Backend;
 use flakeid::claim::{
-    ClaimError, ClaimGate, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, FileStore,
-    MemoryStore, NodeState, StaticNode,
+    ClaimError, ClaimGate, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims,
+    FileStore, MemoryStore, NodeState, StaticNode,
 };
 use flakeid::{Generator, Layout, ManualClock, MintError, ShardedGenerator};
 
@@ -134,11 +134,12 @@ fn the_static_store_gives_held_claims_distinct_ids() {
 #[test]
 fn shards_on_a_static_id_mint_on_consecutive_ids_without_duplicates() {
     let clock = ManualClock::new(T0_NS);
-    let sharded: ShardedGenerator<ManualClock, ClaimGate> = ShardedGenerator::builder(Layout::snowflake())
-        .shards(3)
-        .clock(clock.clone())
-        .build_claimed(Claims::open("static:4").unwrap())
-        .unwrap();
+    let sharded: ShardedGenerator<ManualClock, ClaimGate> =
+        ShardedGenerator::builder(Layout::snowflake())
+            .shards(3)
+            .clock(clock.clone())
+            .build_claimed(Claims::open("static:4").unwrap())
+            .unwrap();
     let nodes: Vec<u64> = sharded.shards().iter().map(Generator::node).collect();
     assert_eq!(nodes, [4, 5, 6]);
     let mut seen = HashSet::new();
@@ -469,10 +470,7 @@ fn a_restart_prefers_a_usable_free_id_to_one_reserved_far_ahead() {
     };
     let crashed = build().unwrap();
     assert_eq!(crashed.node(), 0);
-    let reserved = crashed
-        .claim_status()
-        .reserved_until_unix_ns
-        .unwrap();
+    let reserved = crashed.claim_status().reserved_until_unix_ns.unwrap();
     // A crash: the lock goes with the process, the reservation stays.
     std::mem::forget(crashed);
     let lock = dir.join("default/node-0.lock");

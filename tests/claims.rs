@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use flakeid::claim::{
-    ClaimError, ClaimState, ClaimedGenerator, ClaimStore, Claims, FileStore, MemoryStore, NodeState,
+    ClaimError, ClaimState, ClaimStore, ClaimedGenerator, Claims, FileStore, MemoryStore, NodeState,
 };
 use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGenerator};
 
@@ -295,10 +295,7 @@ fn pools_take_the_lowest_free_id_and_a_full_pool_says_so() {
     clock.set(end_of_last);
     let again = host(&store, &clock, 4..7);
     assert_eq!(again.node(), 5);
-    assert_eq!(
-        again.claim_status().not_before_unix_ns,
-        end_of_last
-    );
+    assert_eq!(again.claim_status().not_before_unix_ns, end_of_last);
     assert!(again.next_id().unwrap() > last);
 }
 
@@ -548,10 +545,7 @@ fn file_store_restart_on_a_clock_set_back_an_hour() {
     first.renew_claim().unwrap();
     // Forget the generator without its release, as a crash would (the lock file stays
     // open and locked by this process, so take the other id and check the state file).
-    let reserved = first
-        .claim_status()
-        .reserved_until_unix_ns
-        .unwrap();
+    let reserved = first.claim_status().reserved_until_unix_ns.unwrap();
     let state = std::fs::read_to_string(dir.join("default/node-0.state")).unwrap();
     assert!(
         state.contains(&format!("reserved_until_unix_ns {reserved}")),

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use flakeid::decode::{Backend, ColumnBuffers, Columns, Decoder, Fields, NarrowColumns, Stores};
-use flakeid::{Error, Layout, Order};
+use flakeid::layout::Order;
+use flakeid::{Error, Layout};
 
 mod common;
 use common::Rng;
@@ -45,9 +46,9 @@ fn layouts(rng: &mut Rng) -> Vec<Layout> {
                 Order::TimeSequenceNode
             })
             .grid(if rng.next().is_multiple_of(2) {
-                flakeid::Grid::Unix
+                flakeid::layout::Grid::Unix
             } else {
-                flakeid::Grid::Epoch
+                flakeid::layout::Grid::Epoch
             })
             .unit(Duration::from_nanos(unit_ns))
             .epoch_unix_ms(rng.next() % 1_700_000_000_000)

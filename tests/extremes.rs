@@ -9,8 +9,9 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use flakeid::layout::{Order, SonyflakeSettings};
 use flakeid::rfc3339::{self, Timestamp};
-use flakeid::{Encoding, Error, Id, Layout, Order, SonyflakeSettings};
+use flakeid::{Encoding, Error, Id, Layout};
 use proptest::prelude::*;
 
 /// `u64`s with the edges weighted in: 0, 1, the signed and unsigned maxima, powers of two.
@@ -129,15 +130,10 @@ fn exercise(l: &Layout, v: u64, w: u64, x: u64, t: i128) {
     let _ = (
         l.epoch_unix_ns(),
         l.epoch_unix_ms(),
-        l.epoch_tick(),
-        l.time_shift(),
+        flakeid::__private::epoch_tick(l),
+        flakeid::__private::shifts(l),
     );
-    let _ = (
-        l.sequence_shift(),
-        l.node_shift(),
-        l.max_ticks(),
-        l.max_sequence(),
-    );
+    let _ = (l.max_ticks(), l.max_sequence());
     let _ = (l.max_node(), l.max_id(), l.lifetime(), l.lifetime_years());
     let _ = (
         l.end_unix_ms(),
@@ -159,7 +155,7 @@ fn exercise(l: &Layout, v: u64, w: u64, x: u64, t: i128) {
         }
         Err(e) => panic!("compose: {e}"),
     }
-    let _ = l.compose_unchecked(v, w, x);
+    let _ = flakeid::__private::compose_unchecked(l, v, w, x);
     assert_eq!(l.check_node(x).is_ok(), x <= l.max_node());
     if let Ok(node) = l.node_of(v, w) {
         assert_eq!(l.split_node(node), (v, w));

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use flakeid::error::Field;
+use flakeid::generator::FastPath;
+use flakeid::layout::TWEPOCH_MS;
 use flakeid::{
-    ClockPolicy, Error, FastPath, Field, Generator, GeneratorBuilder, Id, Layout, ManualClock,
-    MintError, TWEPOCH_MS,
+    ClockPolicy, Error, Generator, GeneratorBuilder, Id, Layout, ManualClock, MintError,
 };
 
 /// A generator on node 5 under `policy`, reading `clock`.
@@ -745,7 +747,7 @@ fn fetch_add_under_oversubscription_and_leases_no_duplicate() {
 fn an_unfenced_generator_carries_no_gate() {
     use core::mem::size_of;
     use flakeid::claim::ClaimedGenerator;
-    assert_eq!(size_of::<flakeid::Unfenced>(), 0);
+    assert_eq!(size_of::<flakeid::generator::Unfenced>(), 0);
     let plain = size_of::<Generator<ManualClock>>();
     let claimed = size_of::<ClaimedGenerator<ManualClock>>();
     assert!(plain <= claimed, "plain {plain} B, claimed {claimed} B");

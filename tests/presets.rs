@@ -12,9 +12,8 @@ use ferroid::define_snowflake_id;
 use ferroid::generator::BasicSnowflakeGenerator;
 use ferroid::id::{SnowflakeDiscordId, SnowflakeId, SnowflakeInstagramId, SnowflakeMastodonId};
 use ferroid::time::TimeSource;
-use flakeid::{
-    DISCORD_EPOCH_MS, Error, Generator, Grid, INSTAGRAM_EPOCH_MS, Layout, ManualClock, MintError,
-};
+use flakeid::layout::{DISCORD_EPOCH_MS, Grid, INSTAGRAM_EPOCH_MS};
+use flakeid::{Error, Generator, Layout, ManualClock, MintError};
 
 mod common;
 use common::Rng;

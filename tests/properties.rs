@@ -2,9 +2,8 @@
 
 use std::time::Duration;
 
-use flakeid::{
-    ClockPolicy, Encoding, Error, Generator, Grid, Layout, ManualClock, MintError, Order,
-};
+use flakeid::layout::{Grid, Order};
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, ManualClock, MintError};
 use proptest::prelude::*;
 
 /// Any layout the builder accepts: widths summing to at most 64, either order, either grid,

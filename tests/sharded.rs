@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use flakeid::error::Field;
 use flakeid::{
-    Clock, CoarseClock, Error, Field, Generator, Id, Layout, ManualClock, MintError,
-    ShardedGenerator,
+    Clock, CoarseClock, Error, Generator, Id, Layout, ManualClock, MintError, ShardedGenerator,
 };
 
 fn wide() -> Layout {

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
+use flakeid::Error;
+use flakeid::error::Field;
 use flakeid::rfc3339;
-use flakeid::{Error, Field};
 
 use crate::args::ComposeArgs;
 use crate::{CliError, CliResult, node_flag, parse_layout, print_out, resolve_node};

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use flakeid::claim::{ClaimError, ClaimGate, ClaimStatus, Claims};
+use flakeid::generator::{TickGate, Unfenced};
 use flakeid::rfc3339::Timestamp;
-use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock, TickGate, Unfenced};
+use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
 
 use crate::args::{ClaimArgs, Format, GenArgs, NodeArgs};
 use crate::{CliError, CliResult, io_err, parse_layout, resolve_node, warn};

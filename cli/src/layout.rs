@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
+use flakeid::layout::{Grid, Order, Preset};
 use flakeid::rfc3339::Timestamp;
-use flakeid::{Clock, Grid, Layout, Order, Preset};
+use flakeid::{Clock, Layout};
 
 use crate::args::LayoutArgs;
 use crate::{CliResult, parse_layout, print_out, warn};
@@ -47,7 +48,7 @@ fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
         warnings.push(format!(
             "generators stop at {} (the end of u64 nanoseconds), before this layout ends at {end}; \
              its later IDs decode and compose, but cannot be minted",
-            Timestamp(i128::from(flakeid::CLOCK_END_UNIX_NS))
+            Timestamp(i128::from(flakeid::layout::CLOCK_END_UNIX_NS))
         ));
     }
     warnings

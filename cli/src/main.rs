@@ -15,7 +15,9 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
-use flakeid::{Clock, Error, Field, GeneratorBuilder, Layout, Order, SystemClock};
+use flakeid::error::Field;
+use flakeid::layout::Order;
+use flakeid::{Clock, Error, GeneratorBuilder, Layout, SystemClock};
 
 use args::{Cli, Command, LayoutArg, MachineIdSource, NodeArgs};
 

@@ -3,8 +3,9 @@
 //! it), every row appended to one buffer per batch. Tested against the `format!` oracle
 //! it replaced (`tests` below).
 
+use flakeid::Layout;
+use flakeid::layout::Order;
 use flakeid::rfc3339::Timestamp;
-use flakeid::{Layout, Order};
 
 use crate::args::DecodeFormat;
 

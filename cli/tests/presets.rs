@@ -4,7 +4,8 @@
 
 use std::process::Command;
 
-use flakeid::{INSTAGRAM_EPOCH_MS, Layout};
+use flakeid::Layout;
+use flakeid::layout::INSTAGRAM_EPOCH_MS;
 
 /// `flakeid decode --json --layout NAME ID`: the record's fields as text.
 fn cli_decode(layout: &str, id: u64) -> serde_json::Value {

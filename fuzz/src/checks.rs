@@ -10,10 +10,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use flakeid::decode::{Backend, ColumnBuffers, Columns, Decoder, Fields, Stores};
-use flakeid::{
-    ClockPolicy, Encoding, Error, FastPath, Generator, Grid, Id, Layout, ManualClock, MintError,
-    Order,
-};
+use flakeid::generator::FastPath;
+use flakeid::layout::{Grid, Order};
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Id, Layout, ManualClock, MintError};
 
 /// Reads fuzz input as numbers; past the end it yields zeros.
 struct Input<'a>(&'a [u8]);

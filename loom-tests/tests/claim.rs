@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use flakeid::claim::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, ClaimedGenerator, Claims};
+use flakeid::claim::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, ClaimedGenerator, Claims,
+};
 use flakeid::{Generator, ManualClock, MintError};
 use flakeid_loom_tests::{model, must_fail, tiny};
 use loom::sync::{Arc, Mutex};

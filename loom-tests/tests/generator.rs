@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, FastPath, Generator, Layout, ManualClock, MintError, ShardedGenerator};
+use flakeid::generator::FastPath;
+use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGenerator};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -256,7 +257,7 @@ fn a_load_then_store_generator_is_caught() {
                 Step::Mint { first, .. } => {
                     self.state.store(first, Ordering::Release); // the bug: not a CAS
                     let (t, s) = (self.shape.ticks(first), self.shape.sequence(first));
-                    Some(self.layout.compose_unchecked(t, s, 1))
+                    Some(flakeid::__private::compose_unchecked(&self.layout, t, s, 1))
                 }
                 _ => None,
             }

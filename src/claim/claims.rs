@@ -13,7 +13,7 @@ use super::{
 
 /// How a generator claims its node id: the store, the namespace, the pool, the window.
 /// Give it to [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)
-/// or [`ShardedBuilder::build_claimed`](crate::ShardedBuilder::build_claimed).
+/// or [`ShardedBuilder::build_claimed`](crate::generator::ShardedBuilder::build_claimed).
 #[derive(Clone)]
 pub struct Claims {
     pub(crate) store: Arc<dyn ClaimStore>,

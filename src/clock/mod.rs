@@ -42,7 +42,7 @@ pub trait Clock {
 
     /// Where [`Clock::recent_unix_ns`] comes from, when it is one relaxed load of an atomic
     /// that holds Unix nanoseconds (as the [`CoarseClock`]'s published reading is): then a
-    /// [`Lease`](crate::Lease) keeps the reference and loads it itself, one indirection less
+    /// [`Lease`](crate::generator::Lease) keeps the reference and loads it itself, one indirection less
     /// per ID. Every load of it must obey [`Clock::recent_unix_ns`]'s rules (never ahead of
     /// [`Clock::unix_ns`], a bounded lag), for as long as the clock lives. The default is
     /// `None`: the lease calls [`Clock::recent_unix_ns`].

@@ -7,7 +7,7 @@ use core::time::Duration;
 use crate::rfc3339::Timestamp;
 
 /// Why a minting call ([`Generator::next_id`](crate::Generator::next_id), `try_next_id`,
-/// `next_ids`, [`Ids`](crate::Ids), [`Lease`](crate::Lease), the sharded calls) handed out
+/// `next_ids`, [`Ids`](crate::generator::Ids), [`Lease`](crate::generator::Lease), the sharded calls) handed out
 /// no ID. No variant changes the generator: a retry is always safe, and
 /// [`MintError::retry_after`] says when one can succeed.
 ///
@@ -16,7 +16,7 @@ use crate::rfc3339::Timestamp;
 /// | `WouldBlock` | `try_next_id` would have had to wait | retry after `wait` (or call `next_id`) |
 /// | `WaitTooLong` | the wait needed would pass `max_wait` | retry later, or raise `max_wait` |
 /// | `ClockBehind` | the clock reads behind the last tick and the policy is `Reject` | retry once the clock catches up, or use `ClockPolicy::Continue` |
-/// | `Leased` | another caller holds a [`Lease`](crate::Lease) | retry after it ends |
+/// | `Leased` | another caller holds a [`Lease`](crate::generator::Lease) | retry after it ends |
 /// | `BeforeEpoch` | the clock reads before the layout's epoch | fix the clock or the layout |
 /// | `ReservationExpired` | a claimed generator reached the end of its reserved window and no renewal landed within `max_wait` | retry later: minting resumes by itself once a renewal lands |
 /// | `ClaimLost` | the claim store gave the node id to another holder; the window is used up | build a new generator (a new claim) |
@@ -45,7 +45,7 @@ pub enum MintError {
     WaitTooLong {
         /// Nanoseconds the clock must still advance.
         needed_ns: u64,
-        /// Microseconds this call (or [`Ids`](crate::Ids) iterator) had waited already
+        /// Microseconds this call (or [`Ids`](crate::generator::Ids) iterator) had waited already
         /// (saturating at `u32::MAX`, 71 minutes).
         waited_us: u32,
     },
@@ -92,7 +92,7 @@ pub enum MintError {
         node: u64,
     },
     /// The generator reached the last instant a clock of `u64` nanoseconds can name
-    /// ([`CLOCK_END_UNIX_NS`](crate::CLOCK_END_UNIX_NS), in 2554) before the end of its
+    /// ([`CLOCK_END_UNIX_NS`](crate::layout::CLOCK_END_UNIX_NS), in 2554) before the end of its
     /// layout: the layout's later ticks decode and compose, but cannot be minted.
     ClockRangeEnd,
 }
@@ -194,7 +194,7 @@ impl fmt::Display for MintError {
             MintError::ClockRangeEnd => write!(
                 f,
                 "the clock cannot count past {} (u64 nanoseconds), before this layout ends: its later IDs decode and compose but cannot be minted",
-                Timestamp(i128::from(crate::CLOCK_END_UNIX_NS))
+                Timestamp(i128::from(crate::layout::CLOCK_END_UNIX_NS))
             ),
         }
     }

@@ -59,7 +59,7 @@ pub enum Error {
         bits: u32,
     },
     /// The fields of a layout add up to more than the cap set with
-    /// [`LayoutBuilder::max_bits`](crate::LayoutBuilder::max_bits) (53 for IDs that
+    /// [`LayoutBuilder::max_bits`](crate::layout::LayoutBuilder::max_bits) (53 for IDs that
     /// JavaScript's numbers hold exactly).
     WiderThanCap {
         /// The sum of the field widths.

@@ -49,7 +49,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     ///
     /// `max_wait` bounds all the iterator's waits together, over every run (time the
     /// consumer spends between items does not count). After an error, such as
-    /// [`MintError::WaitTooLong`](crate::MintError::WaitTooLong) when the bound is spent, the iterator yields that error once
+    /// [`MintError::WaitTooLong`] when the bound is spent, the iterator yields that error once
     /// and then ends.
     ///
     /// **Order.** The iterator's own IDs strictly increase. A run is reserved when the
@@ -75,7 +75,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
 }
 
 /// The iterator of [`Generator::ids`] (and, as [`LeaseIds`], of
-/// [`Lease::ids`](crate::Lease::ids)): `count` IDs reserved in runs, one compare-and-swap
+/// [`Lease::ids`](crate::generator::Lease::ids)): `count` IDs reserved in runs, one compare-and-swap
 /// (or, leased, one store) per run.
 #[derive(Debug)]
 pub struct Ids<'g, C = DefaultClock, G: TickGate = Unfenced, const LEASED: bool = false> {
@@ -89,7 +89,7 @@ pub struct Ids<'g, C = DefaultClock, G: TickGate = Unfenced, const LEASED: bool 
     budget: WaitBudget,
 }
 
-/// The iterator of [`Lease::ids`](crate::Lease::ids): runs reserved with plain stores.
+/// The iterator of [`Lease::ids`](crate::generator::Lease::ids): runs reserved with plain stores.
 pub type LeaseIds<'l, C = DefaultClock, G = Unfenced> = Ids<'l, C, G, true>;
 
 impl<'g, C: Clock, G: TickGate, const LEASED: bool> Ids<'g, C, G, LEASED> {

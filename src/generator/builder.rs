@@ -89,7 +89,7 @@ pub(crate) type NodeCheck = std::sync::Arc<dyn Fn(u64) -> bool + Send + Sync>;
 #[cfg(not(feature = "std"))]
 pub(crate) type NodeCheck = fn(u64) -> bool;
 
-/// What [`GeneratorBuilder`] and [`ShardedBuilder`](crate::ShardedBuilder) set alike, for
+/// What [`GeneratorBuilder`] and [`ShardedBuilder`](crate::generator::ShardedBuilder) set alike, for
 /// every generator they build; [`common_setters`] writes the setters of both.
 #[derive(Clone)]
 pub(crate) struct Common {
@@ -120,7 +120,7 @@ impl Common {
     }
 }
 
-/// The setters [`GeneratorBuilder`] and [`ShardedBuilder`](crate::ShardedBuilder) share,
+/// The setters [`GeneratorBuilder`] and [`ShardedBuilder`](crate::generator::ShardedBuilder) share,
 /// written once; the builder's `common` field holds what they set.
 macro_rules! common_setters {
     () => {
@@ -132,7 +132,7 @@ macro_rules! common_setters {
         }
 
         /// The bound on the total time one call waits (default
-        /// [`DEFAULT_MAX_WAIT`](crate::DEFAULT_MAX_WAIT)): all the waits of one `next_id`
+        /// [`DEFAULT_MAX_WAIT`](crate::generator::DEFAULT_MAX_WAIT)): all the waits of one `next_id`
         /// or `next_ids` call, or of one `ids` iterator, together, whether for the next
         /// tick, a clock behind under [`ClockPolicy::Wait`](crate::ClockPolicy::Wait), or
         /// another thread's lease. A wait known to be too long fails at once with
@@ -145,11 +145,11 @@ macro_rules! common_setters {
         }
 
         /// How the fast path advances the shared word (default
-        /// [`FastPath::CompareAndSwap`](crate::FastPath::CompareAndSwap)); see
-        /// [`FastPath`](crate::FastPath) for the trade-off. A claimed generator, or a layout
+        /// [`FastPath::CompareAndSwap`](crate::generator::FastPath::CompareAndSwap)); see
+        /// [`FastPath`](crate::generator::FastPath) for the trade-off. A claimed generator, or a layout
         /// with no spare bit in the word, keeps the compare-and-swap;
         /// [`Generator::fast_path`](crate::Generator::fast_path) says which is in use.
-        pub fn fast_path(mut self, path: $crate::FastPath) -> Self {
+        pub fn fast_path(mut self, path: $crate::generator::FastPath) -> Self {
             self.common.fast_path = path;
             self
         }

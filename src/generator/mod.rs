@@ -10,6 +10,8 @@ mod lease;
 mod slow;
 
 pub use crate::policy::ClockPolicy;
+#[cfg(feature = "std")]
+pub use crate::sharded::{ShardedBuilder, ShardedGenerator};
 pub use batch::{Ids, LeaseIds};
 #[cfg(feature = "std")]
 pub(crate) use builder::{Common, common_setters};
@@ -107,7 +109,7 @@ pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     /// The node id, already shifted into place.
     node_field: u64,
     unit_ns: u64,
-    /// The start of tick 0 in Unix ns (on either [`Grid`](crate::Grid)): tick `k` starts at
+    /// The start of tick 0 in Unix ns (on either [`Grid`](crate::layout::Grid)): tick `k` starts at
     /// `tick0_ns + k x unit_ns`.
     tick0_ns: u64,
     policy: ClockPolicy,
@@ -453,7 +455,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     }
 
     /// Mints the next ID without waiting: when it would have to wait, it returns
-    /// [`MintError::WouldBlock`](crate::MintError::WouldBlock) with how long (and [`MintError::Leased`] while leased).
+    /// [`MintError::WouldBlock`] with how long (and [`MintError::Leased`] while leased).
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, MintError> {
         self.mint_same_tick()

@@ -46,7 +46,8 @@ impl LayoutBuilder {
     /// Without a cap a layout may use all 64 bits.
     ///
     /// ```
-    /// use flakeid::{Error, JAVASCRIPT_SAFE_BITS, Layout};
+    /// use flakeid::{Error, Layout};
+    /// use flakeid::layout::JAVASCRIPT_SAFE_BITS;
     ///
     /// let ok = Layout::builder().time_bits(40).sequence_bits(8).node_bits(5)
     ///     .max_bits(JAVASCRIPT_SAFE_BITS).build()?;

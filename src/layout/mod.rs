@@ -40,7 +40,8 @@ pub enum Order {
 /// is a whole number of units after 1970 (every preset).
 ///
 /// ```
-/// use flakeid::{Grid, Layout};
+/// use flakeid::{Layout};
+/// use flakeid::layout::Grid;
 ///
 /// // A 10 ms unit and an epoch 3 ms past a unit boundary: an instant 8 ms after the epoch
 /// // is in tick 1 on Unix's grid (boundaries at whole 10 ms since 1970), and still in
@@ -253,23 +254,23 @@ impl Layout {
     }
     /// The absolute tick the epoch falls in: `floor(epoch_ns / unit)` (on either grid:
     /// the epoch's grid is Unix's shifted by less than a unit).
-    pub const fn epoch_tick(&self) -> u64 {
+    pub(crate) const fn epoch_tick(&self) -> u64 {
         self.epoch_unix_ns / self.unit_ns
     }
 
     /// Shift of the time field.
-    pub const fn time_shift(&self) -> u32 {
+    pub(crate) const fn time_shift(&self) -> u32 {
         (self.sequence_bits + self.node_bits) as u32
     }
     /// Shift of the sequence field.
-    pub const fn sequence_shift(&self) -> u32 {
+    pub(crate) const fn sequence_shift(&self) -> u32 {
         match self.order {
             Order::TimeNodeSequence => 0,
             Order::TimeSequenceNode => self.node_bits as u32,
         }
     }
     /// Shift of the node field.
-    pub const fn node_shift(&self) -> u32 {
+    pub(crate) const fn node_shift(&self) -> u32 {
         match self.order {
             Order::TimeNodeSequence => self.sequence_bits as u32,
             Order::TimeSequenceNode => 0,
@@ -342,7 +343,7 @@ impl Layout {
     /// Builds an ID from fields already known to be in range (out-of-range bits spill into
     /// neighbouring fields; use [`Layout::compose`] for untrusted input).
     #[inline(always)]
-    pub const fn compose_unchecked(&self, ticks: u64, sequence: u64, node: u64) -> u64 {
+    pub(crate) const fn compose_unchecked(&self, ticks: u64, sequence: u64, node: u64) -> u64 {
         ticks << self.time_shift() | sequence << self.sequence_shift() | node << self.node_shift()
     }
 

@@ -134,7 +134,7 @@ fn builder_rules() {
         b().time_bits(42)
             .sequence_bits(12)
             .node_bits(10)
-            .max_bits(crate::I64_SAFE_BITS)
+            .max_bits(crate::layout::I64_SAFE_BITS)
             .build(),
         Err(Error::WiderThanCap { bits: 64, max: 63 })
     );

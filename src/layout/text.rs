@@ -77,10 +77,10 @@ impl FromStr for Layout {
     /// default 0), `order` (`tns` = time|node|sequence, the default, or `tsn` =
     /// time|sequence|node), `unit` (`1ms` default; `ns`, `us`, `ms`, `s`), `epoch` (RFC 3339
     /// or Unix milliseconds; default 1970-01-01T00:00:00Z) and `grid` (`unix`, the
-    /// default, or `epoch`: see [`Grid`](crate::Grid)). Every rule of [`LayoutBuilder`](crate::LayoutBuilder)
+    /// default, or `epoch`: see [`Grid`]). Every rule of [`LayoutBuilder`](super::LayoutBuilder)
     /// is checked but one, the same with and without `std`: an epoch ahead of the clock is
     /// accepted (there is no clock without `std`;
-    /// [`LayoutBuilder::build`](crate::LayoutBuilder::build) refuses it).
+    /// [`LayoutBuilder::build`](crate::layout::LayoutBuilder::build) refuses it).
     fn from_str(s: &str) -> Result<Layout, Error> {
         let s = s.trim();
         if let Some(preset) = super::presets::by_name(s) {

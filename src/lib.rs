@@ -244,3 +244,19 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+struct LibraryGuideDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/cli.md")]
+struct CliGuideDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/fleet.md")]
+struct FleetGuideDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guarantees.md")]
+struct GuaranteesDoctests;

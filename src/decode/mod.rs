@@ -275,7 +275,7 @@ impl Backend {
     /// boundary, as `malloc` places a `Vec<u64>`), best of several rounds, and
     /// [`Backend::best`]'s pick stands unless another is at least 5% faster. [`Decoder::new`] uses it. The rule of [`Backend::best`] is
     /// right on AMD Zen 4 (AVX2) but not on Intel cores with full-width AVX-512, where
-    /// AVX-512 measured 1.36x faster; measuring needs no table of CPUs. Every backend gives
+    /// AVX-512 is faster (BENCHMARKS.md); measuring needs no table of CPUs. Every backend gives
     /// the same columns, so the pick changes only the speed.
     #[cfg(feature = "std")]
     pub fn fastest() -> Backend {

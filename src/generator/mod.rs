@@ -376,9 +376,8 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     ///
     /// Only the compare-and-swap path asks, and its word has no guard (the guard is there
     /// only for `fetch_add`), so `is_spent` is always false here. The test stays: without
-    /// it this path measured 0.1-0.15 ns slower per ID (3.46-3.53 against 3.32-3.42 ns,
-    /// `cargo bench --bench mint -- 'hot_path/flakeid next_id \(default'`, two runs each),
-    /// a code-placement effect; measure before removing it.
+    /// it this path measured slower (a code-placement effect; the figures are in
+    /// CHANGELOG.md); measure with the `hot_path` group before removing it.
     #[inline(always)]
     fn same_tick_step(&self, word: u64) -> Option<u64> {
         debug_assert!(!self.fetch_add && !self.shape.is_spent(word));

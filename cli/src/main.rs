@@ -176,12 +176,7 @@ pub(crate) fn store_built_in(url: &str) -> CliResult {
     Err(CliError::new(
         Some("--claim"),
         format!(
-            "this flakeid was built without the {scheme} client: install it with `cargo install --path cli --features {scheme}` (or run `cargo run --release -p flakeid-cli --features {scheme} -- ...`){}",
-            if scheme == "etcd" {
-                "; the etcd client's build needs protoc (Debian: protobuf-compiler)"
-            } else {
-                ""
-            }
+            "this flakeid was built without the {scheme} client (its default features were turned off): install it with `cargo install --path cli` (or `--features {scheme}` next to --no-default-features)"
         ),
     ))
 }

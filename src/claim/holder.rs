@@ -12,6 +12,9 @@ use super::{
 };
 use crate::clock::Clock;
 use crate::layout::Layout;
+mod renewal;
+#[cfg(feature = "tokio")]
+use renewal::StopGuard;
 
 /// The clock the renewal reads: the generator's, shared.
 pub(crate) type RenewClock = Arc<dyn Clock + Send + Sync>;
@@ -136,124 +139,6 @@ fn renew_step(
             });
             Err(e)
         }
-    }
-}
-
-impl Shared {
-    fn renew(&self) -> Result<(), ClaimError> {
-        let one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = self.final_error() {
-            return Err(e);
-        }
-        let result = renew_step(
-            &*self.store,
-            &self.claimed,
-            &self.fence,
-            &self.layout,
-            self.clock.unix_ns(),
-            self.window_ns,
-        );
-        drop(one);
-        self.record(&result);
-        result.map(drop)
-    }
-
-    /// The error a renewal meets once the claim's state is final.
-    fn final_error(&self) -> Option<ClaimError> {
-        match self.fence.state() {
-            ClaimState::Lost | ClaimState::Released => Some(ClaimError::NotOwner {
-                namespace: self.claimed.namespace.clone(),
-                node: self.claimed.node,
-            }),
-            ClaimState::Active | ClaimState::Renewing | ClaimState::Stopped => None,
-        }
-    }
-
-    fn record(&self, result: &Result<u64, ClaimError>) {
-        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        match &result {
-            Ok(_) => {
-                stats.renewals += 1;
-                stats.last_error = None;
-            }
-            Err(e) => {
-                stats.failures += 1;
-                stats.last_error = Some(e.clone());
-                #[cfg(any(feature = "metrics", feature = "tracing"))]
-                crate::observe::claim_renewal_failed(
-                    self.claimed.node,
-                    matches!(e, ClaimError::NotOwner { .. }),
-                    e,
-                );
-            }
-        }
-    }
-
-    /// Whether the holder asked the renewal to stop (its release).
-    fn stopping(&self) -> bool {
-        *self.stop.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Marks the claim as renewed by nobody, with why: the renewal ended other than by the
-    /// holder's release or a lost claim.
-    fn stopped(&self, reason: String) {
-        if self.stopping() || matches!(self.fence.state(), ClaimState::Lost | ClaimState::Stopped) {
-            return;
-        }
-        self.fence.set_state(ClaimState::Stopped);
-        let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
-        stats.failures += 1;
-        stats.last_error = Some(ClaimError::RenewalStopped {
-            node: self.claimed.node,
-            reason,
-        });
-    }
-
-    /// One background renewal; a panic in the store's code ends the renewal, and the
-    /// claim says so.
-    fn renew_in_background(&self) -> Result<(), ()> {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.renew())) {
-            Ok(_) => Ok(()),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| String::from(*s))
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".into());
-                self.stopped(format!("the renewal panicked: {what}"));
-                Err(())
-            }
-        }
-    }
-
-    /// The background renewal: every `every`, until stopped or the claim is lost.
-    fn run(&self, every: Duration) {
-        let _guard = StopGuard(self, "the renewal thread ended");
-        let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            stop = match self.wake.wait_timeout_while(stop, every, |s| !*s) {
-                Ok((guard, _)) => guard,
-                Err(e) => e.into_inner().0,
-            };
-            if *stop {
-                return;
-            }
-            drop(stop);
-            if self.renew_in_background().is_err() || self.fence.state() == ClaimState::Lost {
-                return;
-            }
-            stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-/// Marks the claim stopped, saying why, when the renewal ends other than by the holder's
-/// release: a thread that unwinds, a task that its runtime drops.
-struct StopGuard<S: core::ops::Deref<Target = Shared>>(S, &'static str);
-
-impl<S: core::ops::Deref<Target = Shared>> Drop for StopGuard<S> {
-    fn drop(&mut self) {
-        self.0.stopped(self.1.into());
     }
 }
 

@@ -14,6 +14,7 @@ use zookeeper_client::{
 
 use super::remote::{Listing, Remote, parse_reserved, unreachable};
 use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed};
+mod write;
 
 /// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session at a time per store.
 ///
@@ -386,117 +387,5 @@ impl Drop for ZooKeeperStore {
             }
             Ok(())
         });
-    }
-}
-
-/// How many times a renewal reads back and writes again after an outcome it cannot know
-/// (a lost reply) or a version that moved under it.
-const READ_BACK_TRIES: usize = 16;
-
-impl ZooKeeperStore {
-    /// Renewal (`release` false) and release: one multi that checks `nodes/N` exists and
-    /// sets `reserved/N` at the version this holder wrote last (and, on release, deletes
-    /// `nodes/N`). On a moved version or a lost reply, [`read_back`] decides.
-    fn write(&self, claimed: &Claimed, reserved: u64, release: bool) -> Result<(), ClaimError> {
-        let url = self.remote.url.clone();
-        let node_path = self.path(&claimed.namespace, "nodes", claimed.node);
-        let reserved_path = self.path(&claimed.namespace, "reserved", claimed.node);
-        let claims = Arc::clone(&self.claims);
-        let c = claimed.clone();
-        let Some(mut held) = claims
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&claimed.token)
-            .cloned()
-        else {
-            return Err(Self::error(&url, Some(claimed), ZkError::NoNode));
-        };
-        self.remote.run(async move {
-            let client = Arc::clone(&held.client);
-            let e = |e: ZkError| Self::error(&url, Some(&c), e);
-            let (holder, _) = client.get_data(&node_path).await.map_err(e)?;
-            let holder = String::from_utf8_lossy(&holder).into_owned();
-            let state = if release { "released" } else { "held" };
-            let mut tries = 0;
-            loop {
-                if !release && tries > 0 && held.stored >= reserved {
-                    // Read back: an overlapping renewal stored as much already.
-                    return Ok(());
-                }
-                let value = if release {
-                    reserved
-                } else {
-                    reserved.max(held.stored)
-                };
-                let text = format!("{value} {state} {holder}");
-                let mut multi = client.new_multi_writer();
-                multi.add_check_version(&node_path, -1).map_err(e)?;
-                multi
-                    .add_set_data(&reserved_path, text.as_bytes(), Some(held.version))
-                    .map_err(e)?;
-                if release {
-                    multi.add_delete(&node_path, None).map_err(e)?;
-                }
-                let err = match multi.commit().await.map_err(op_error) {
-                    Ok(results) => {
-                        held.version = set_version(&results).unwrap_or(held.version + 1);
-                        held.stored = value;
-                        let mut claims = claims.lock().unwrap_or_else(|p| p.into_inner());
-                        // Overlapping writes of one claim: keep the newest version.
-                        match claims.get_mut(&c.token) {
-                            Some(entry) if entry.version > held.version => {}
-                            Some(entry) => *entry = held,
-                            None if release => {}
-                            None => {
-                                claims.insert(c.token, held);
-                            }
-                        }
-                        return Ok(());
-                    }
-                    Err((_, err)) => err,
-                };
-                let ambiguous = matches!(err, ZkError::BadVersion | ZkError::ConnectionLoss);
-                tries += 1;
-                if !ambiguous || tries > READ_BACK_TRIES {
-                    return Err(e(err));
-                }
-                // A release whose reply was lost may have deleted `nodes/N` already.
-                let (version, stored) =
-                    match read_back(&client, &node_path, &reserved_path, &holder).await {
-                        Ok(Some(found)) => found,
-                        Ok(None) if release && err != ZkError::BadVersion => return Ok(()),
-                        Ok(None) => return Err(e(ZkError::BadVersion)),
-                        Err(ZkError::ConnectionLoss) if tries < READ_BACK_TRIES => {
-                            continue;
-                        }
-                        Err(other) => return Err(e(other)),
-                    };
-                held.version = version;
-                held.stored = held.stored.max(stored);
-            }
-        })
-    }
-}
-
-/// After a renewal whose outcome is unknown: if this session still owns `nodes/N`, the
-/// version and reservation stored at `reserved/N` (written by this holder: no other can
-/// while the session owns the claim); `None` if it does not own it any more.
-async fn read_back(
-    client: &Client,
-    node_path: &str,
-    reserved_path: &str,
-    holder: &str,
-) -> Result<Option<(i32, u64)>, ZkError> {
-    let owner = match client.check_stat(node_path).await? {
-        Some(stat) => stat.ephemeral_owner,
-        None => return Ok(None),
-    };
-    if owner != client.session_id().0 {
-        return Ok(None);
-    }
-    let (data, stat) = client.get_data(reserved_path).await?;
-    match parse_reserved(&data, reserved_path) {
-        Ok((stored, _, Some(h))) if h == holder => Ok(Some((stat.version, stored))),
-        _ => Ok(None),
     }
 }

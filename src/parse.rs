@@ -53,7 +53,7 @@ impl fmt::Display for ParseError {
             if *len == 1 { "" } else { "s" }
         ),
         ParseError::UnknownPreset => f.write_str(
-            "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, discord, instagram, mastodon, js-safe (or javascript-safe), names ignoring case (flakeid layout --list); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+            "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, discord, instagram, mastodon, js-safe (or javascript-safe), names ignoring case (Layout::presets lists them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
         ),
         ParseError::Timestamp => {
             f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")

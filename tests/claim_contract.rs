@@ -544,3 +544,39 @@ fn waiting_for_an_id_rides_out_a_store_that_is_briefly_unreachable() {
         .unwrap_err();
     assert!(matches!(e, ClaimError::Unreachable { .. }), "{e}");
 }
+
+/// Each claim error says what to do by its kind, from what the store really answered: fix
+/// the settings, retry an unavailable store or a busy pool, claim anew, repair the store.
+#[test]
+fn claim_errors_say_their_remedy() {
+    use flakeid::claim::ClaimErrorKind;
+    let request = ClaimRequest {
+        namespace: "kinds",
+        pool: 0..1,
+        instance: "a",
+    };
+    assert_eq!(
+        Claims::open("ftp://nowhere").unwrap_err().kind(),
+        ClaimErrorKind::Settings
+    );
+    let store = MemoryStore::new();
+    let held = store.claim(&request).unwrap();
+    assert_eq!(store.claim(&request).unwrap_err().kind(), ClaimErrorKind::Busy);
+    store.release(&held, 0).unwrap();
+    assert_eq!(
+        store.renew(&held, 1).unwrap_err().kind(),
+        ClaimErrorKind::NotOwner
+    );
+    let cut = store.client();
+    cut.set_partitioned(true);
+    assert_eq!(
+        cut.claim(&request).unwrap_err().kind(),
+        ClaimErrorKind::Unavailable
+    );
+    let held = store.claim(&request).unwrap();
+    store.set_corrupt("kinds", 0);
+    assert_eq!(
+        store.renew(&held, 2).unwrap_err().kind(),
+        ClaimErrorKind::Corrupt
+    );
+}

@@ -284,3 +284,36 @@ proptest! {
         let _ = text.parse::<Id>();
     }
 }
+
+/// Every error says its remedy: bad settings, bad input, or a mint to retry; from real calls.
+#[test]
+fn errors_say_their_remedy() {
+    use flakeid::error::ErrorKind;
+    use flakeid::{Generator, Layout, ManualClock};
+    let settings = [
+        "seq=40,node=30".parse::<Layout>().unwrap_err(),
+        "no-such-preset".parse::<Layout>().unwrap_err(),
+        Generator::builder(Layout::snowflake()).build().unwrap_err(),
+        Layout::snowflake().node_of(0, 99).map(drop).unwrap_err(),
+    ];
+    for e in settings {
+        assert_eq!(e.kind(), ErrorKind::Settings, "{e}");
+    }
+    let input = [
+        Layout::snowflake().decompose(u64::MAX).map(drop).unwrap_err(),
+        Layout::snowflake().compose(0, 1 << 20, 0).unwrap_err(),
+        flakeid::Error::from("12x".parse::<flakeid::Id>().unwrap_err()),
+        Layout::snowflake().ticks_at(0).unwrap_err(),
+    ];
+    for e in input {
+        assert_eq!(e.kind(), ErrorKind::Input, "{e}");
+    }
+    let clock = ManualClock::new(0);
+    let g = Generator::builder(Layout::snowflake())
+        .node(1)
+        .clock(clock)
+        .build()
+        .unwrap();
+    let e = flakeid::Error::from(g.next_id().unwrap_err());
+    assert_eq!(e.kind(), ErrorKind::Mint, "{e}");
+}

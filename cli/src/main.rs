@@ -68,7 +68,11 @@ pub(crate) fn warn(line: std::fmt::Arguments<'_>) {
 /// The `--layout`, refusing an epoch ahead of the clock (the library's layout string does
 /// not judge that; `LayoutBuilder::build` does).
 pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
-    let flag = |e| CliError::new(Some("--layout"), format!("{:?}: {e}", arg.layout));
+    // The library names its own API; the tool points at its own command instead.
+    let flag = |e: Error| {
+        let text = e.to_string().replace("Layout::presets lists them", "flakeid layout --list");
+        CliError::new(Some("--layout"), format!("{:?}: {text}", arg.layout))
+    };
     let layout: Layout = arg.layout.parse().map_err(flag)?;
     if layout.epoch_unix_ns() > i128::from(flakeid::SystemClock.unix_ns()) {
         return Err(flag(Error::EpochInFuture {

@@ -146,6 +146,53 @@ pub enum ClaimError {
     },
 }
 
+/// What to do about a [`ClaimError`] ([`ClaimError::kind`]): settings to fix before
+/// building again, or what the store answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClaimErrorKind {
+    /// The claim's settings are wrong (URL, namespace, pool, window, renewal period) or
+    /// the generator cannot be built on the id: fix them; retrying fails the same way.
+    Settings,
+    /// The store could not be reached or written (a network error, a timeout, a file
+    /// system error): retry; a claim in progress retries by itself within its wait.
+    Unavailable,
+    /// The store is fine but has no id for this claim now (every id held, or every free
+    /// one reserved too far ahead of this clock): retry later, or widen the pool.
+    Busy,
+    /// The claim is not this holder's any more (its lease expired, another holder took
+    /// the id) or nothing renews it: take a new claim.
+    NotOwner,
+    /// The store holds data this version cannot read: repair it (the message names the
+    /// key, znode or file); claims skip that id meanwhile.
+    Corrupt,
+}
+
+impl ClaimError {
+    /// The remedy for this error: fix the settings, retry (store unavailable or busy),
+    /// claim anew, or repair the store.
+    pub fn kind(&self) -> ClaimErrorKind {
+        match self {
+            ClaimError::BadNamespace { .. }
+            | ClaimError::BadUrl { .. }
+            | ClaimError::BadPool { .. }
+            | ClaimError::WindowTooLong { .. }
+            | ClaimError::WindowTooShort { .. }
+            | ClaimError::NodeOutsidePool { .. }
+            | ClaimError::Build(_)
+            | ClaimError::RenewalTooRare { .. }
+            | ClaimError::RenewalSlowerThanWindow { .. }
+            | ClaimError::RenewalTooOften { .. } => ClaimErrorKind::Settings,
+            ClaimError::Unreachable { .. } | ClaimError::Io { .. } => ClaimErrorKind::Unavailable,
+            ClaimError::PoolFull { .. } | ClaimError::ClockBehind { .. } => ClaimErrorKind::Busy,
+            ClaimError::NotOwner { .. } | ClaimError::RenewalStopped { .. } => {
+                ClaimErrorKind::NotOwner
+            }
+            ClaimError::Corrupt { .. } => ClaimErrorKind::Corrupt,
+        }
+    }
+}
+
 impl fmt::Display for ClaimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -71,7 +71,7 @@ use std::vec::Vec;
 
 pub use claimed::{ClaimGate, ClaimedGenerator};
 pub use claims::Claims;
-pub use error::ClaimError;
+pub use error::{ClaimError, ClaimErrorKind};
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;
 pub use fence::{ClaimState, Fence};

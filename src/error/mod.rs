@@ -216,6 +216,81 @@ pub enum Error {
     Mint(MintError),
 }
 
+/// What the caller of a failed call can do about an [`Error`]: the remedy, which the
+/// variant names only one by one ([`Error::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The settings are wrong (a layout's fields, unit or epoch; a node id, a shard count,
+    /// a resume point, a column's length): fix them; the same call fails again until then.
+    Settings,
+    /// The input is bad (an ID, a time or a field value that does not fit the layout,
+    /// text that does not parse): the message says what and where; other input may work.
+    Input,
+    /// Minting failed: [`MintError`] says whether and when to retry.
+    Mint,
+    /// The host lacks what was asked of it (no private IPv4 address for a machine id).
+    Environment,
+}
+
+impl Error {
+    /// The remedy for this error: fix the settings, fix the input, retry minting (see
+    /// [`MintError::retry_after`]), or fix the host.
+    ///
+    /// ```
+    /// use flakeid::error::ErrorKind;
+    /// use flakeid::Layout;
+    ///
+    /// let bad_layout = "seq=40,node=30".parse::<Layout>().unwrap_err();
+    /// assert_eq!(bad_layout.kind(), ErrorKind::Settings);
+    /// let bad_id = Layout::snowflake().decompose(u64::MAX).unwrap_err();
+    /// assert_eq!(bad_id.kind(), ErrorKind::Input);
+    /// ```
+    pub const fn kind(&self) -> ErrorKind {
+        match self {
+            Error::LayoutTooWide { .. }
+            | Error::WiderThanCap { .. }
+            | Error::TimeBitsTooFew { .. }
+            | Error::InvalidSequenceBits { .. }
+            | Error::InvalidNodeBits { .. }
+            | Error::InvalidDatacenterBits { .. }
+            | Error::InvalidTimeUnit { .. }
+            | Error::EpochBeforeUnix { .. }
+            | Error::EpochInFuture { .. }
+            | Error::LayoutEndsTooLate
+            | Error::CannotMint { .. }
+            | Error::NodeMissing
+            | Error::NoShards
+            | Error::NodeBlockTooSmall { .. }
+            | Error::NoDatacenterField
+            | Error::ResumeOtherNode { .. }
+            | Error::ResumeAhead { .. }
+            | Error::NodeRejected { .. }
+            | Error::ColumnLength { .. }
+            | Error::ColumnTooNarrow { .. } => ErrorKind::Settings,
+            // A layout string that does not parse is a setting, too.
+            Error::Parse(ParseError::UnknownPreset | ParseError::Layout(_)) => {
+                ErrorKind::Settings
+            }
+            // A node id is a setting (a generator's, a shard block's); a tick or sequence
+            // number is input (to compose).
+            Error::OutOfRange {
+                field: Field::Node | Field::Datacenter | Field::Worker,
+                ..
+            } => ErrorKind::Settings,
+            Error::OutOfRange { .. }
+            | Error::BeforeEpoch { .. }
+            | Error::PastLifetime { .. }
+            | Error::IdOutOfLayout { .. }
+            | Error::NegativeId { .. }
+            | Error::WiderThanI64 { .. }
+            | Error::Parse(_) => ErrorKind::Input,
+            Error::Mint(_) => ErrorKind::Mint,
+            Error::NoPrivateIp => ErrorKind::Environment,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

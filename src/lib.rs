@@ -103,7 +103,7 @@
 //! | [`generator`] | batches ([`generator::Ids`]), leases ([`generator::Lease`]), [`generator::FastPath`], [`generator::TickGate`], [`generator::ShardedBuilder`] |
 //! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
 //! | [`claim`] (`std`) | fleet-safe node ids: claimed from a store, fenced by a reserved window, [`claim::ClaimedGenerator`] |
-//! | [`error`] | the errors, and [`error::Field`], the field a value did not fit |
+//! | [`error`] | the errors, [`error::ErrorKind`] (an [`Error`]'s remedy: fix the settings, fix the input, retry) and [`error::Field`] |
 //! | [`node`] | Sonyflake's private-IP machine id |
 //! | [`rfc3339`] | RFC 3339 text for instants, years past 9999 included |
 //! | [`affinity`] (`std`) | the cores this process may run on, and pinning a thread to one |

@@ -42,10 +42,11 @@ fn every_tool_command_of_the_guides_runs() {
         let found = commands(&text);
         assert!(!found.is_empty(), "{guide}: no tool commands found");
         for command in found {
+            // Paths first, then the binary (whose own path may lie under /tmp).
             let line = command
-                .replace(RUN, &format!("'{bin}'"))
                 .replace("/var/lib/flakeid", &format!("{tmp}/var-lib"))
-                .replace("/tmp/", &format!("{tmp}/"));
+                .replace("/tmp/", &format!("{tmp}/"))
+                .replace(RUN, &format!("'{bin}'"));
             let out = Command::new("bash")
                 .args(["-o", "pipefail", "-c", &line])
                 .output()

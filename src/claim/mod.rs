@@ -15,6 +15,13 @@
 //!   [`MintError::ClaimLost`](crate::MintError::ClaimLost) once the store said the id is
 //!   someone else's; it recovers by itself when a renewal lands.
 //!
+//! A claimed generator is a [`ClaimedGenerator`]: a [`Generator`](crate::Generator) whose
+//! [tick gate](crate::generator::TickGate) is the claim ([`ClaimGate`]). It mints like any
+//! generator, and adds [`claim_status`](crate::Generator::claim_status) and
+//! [`renew_claim`](crate::Generator::renew_claim); dropping it releases the claim, the
+//! reservation cut to the last tick minted. A plain generator has no claim and no claim
+//! methods.
+//!
 //! So two holders of one node id never mint the same tick, whatever happens in between: a
 //! `kill -9`, a pause longer than the lease, clocks that disagree between hosts, a clock set
 //! back across a restart. What a holder that comes back late can do is mint up to its own

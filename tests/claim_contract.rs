@@ -561,7 +561,10 @@ fn claim_errors_say_their_remedy() {
     );
     let store = MemoryStore::new();
     let held = store.claim(&request).unwrap();
-    assert_eq!(store.claim(&request).unwrap_err().kind(), ClaimErrorKind::Busy);
+    assert_eq!(
+        store.claim(&request).unwrap_err().kind(),
+        ClaimErrorKind::Busy
+    );
     store.release(&held, 0).unwrap();
     assert_eq!(
         store.renew(&held, 1).unwrap_err().kind(),

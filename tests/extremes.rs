@@ -300,7 +300,10 @@ fn errors_say_their_remedy() {
         assert_eq!(e.kind(), ErrorKind::Settings, "{e}");
     }
     let input = [
-        Layout::snowflake().decompose(u64::MAX).map(drop).unwrap_err(),
+        Layout::snowflake()
+            .decompose(u64::MAX)
+            .map(drop)
+            .unwrap_err(),
         Layout::snowflake().compose(0, 1 << 20, 0).unwrap_err(),
         flakeid::Error::from("12x".parse::<flakeid::Id>().unwrap_err()),
         Layout::snowflake().ticks_at(0).unwrap_err(),

@@ -70,7 +70,9 @@ pub(crate) fn warn(line: std::fmt::Arguments<'_>) {
 pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
     // The library names its own API; the tool points at its own command instead.
     let flag = |e: Error| {
-        let text = e.to_string().replace("Layout::presets lists them", "flakeid layout --list");
+        let text = e
+            .to_string()
+            .replace("Layout::presets lists them", "flakeid layout --list");
         CliError::new(Some("--layout"), format!("{:?}: {text}", arg.layout))
     };
     let layout: Layout = arg.layout.parse().map_err(flag)?;

@@ -269,9 +269,7 @@ impl Error {
             | Error::ColumnLength { .. }
             | Error::ColumnTooNarrow { .. } => ErrorKind::Settings,
             // A layout string that does not parse is a setting, too.
-            Error::Parse(ParseError::UnknownPreset | ParseError::Layout(_)) => {
-                ErrorKind::Settings
-            }
+            Error::Parse(ParseError::UnknownPreset | ParseError::Layout(_)) => ErrorKind::Settings,
             // A node id is a setting (a generator's, a shard block's); a tick or sequence
             // number is input (to compose).
             Error::OutOfRange {

@@ -53,6 +53,13 @@ pub(crate) enum Command {
         after_help = "Example:\n  flakeid claims --claim file:/var/lib/flakeid --namespace orders\n  flakeid claims --claim file:/var/lib/flakeid --json"
     )]
     Claims(ClaimsArgs),
+    /// Run the ID service: HTTP/1.1 and HTTP/2 (and gRPC with --grpc-listen) on given or
+    /// claimed node ids, one shard per worker thread. Every flag has an environment
+    /// variable (FLAKEID_LISTEN, FLAKEID_CLAIM, ...).
+    #[command(
+        after_help = "Routes: GET /v1/id, GET /v1/ids?count=N (Accept: application/json, text/plain or application/octet-stream), POST /v1/decode, GET /v1/layout, /healthz, /readyz, /metrics.\n\nExample:\n  flakeid serve --node 1\n  flakeid serve --claim etcd://10.0.0.5:2379 --namespace orders --listen 0.0.0.0:8080 --grpc-listen 0.0.0.0:9090\n  curl -s localhost:8080/v1/id\n  curl -s 'localhost:8080/v1/ids?count=3' -H 'Accept: text/plain'"
+    )]
+    Serve(ServeArgs),
     /// Measure sustained minting: IDs per second and the share of the layout's cap.
     #[command(
         after_help = "Example:\n  flakeid bench --seconds 2\n  flakeid bench --threads 2 --sharded --layout 'seq=22,node=4,epoch=2025-01-01T00:00:00Z'"
@@ -188,14 +195,13 @@ fn signed_duration(text: &str) -> Result<i64, String> {
 #[derive(Args, Default)]
 pub(crate) struct ClaimStoreArgs {
     /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
-    /// etcd://HOST:PORT[,HOST:PORT...] (builds with the etcd feature),
-    /// zookeeper://HOST:PORT[,HOST:PORT...] (builds with the zookeeper feature), memory:
+    /// etcd://HOST:PORT[,HOST:PORT...], zookeeper://HOST:PORT[,HOST:PORT...], memory:
     /// (this process only), static:N (node N, no fence), static:pod[+K] (a StatefulSet
     /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", env = "FLAKEID_CLAIM")]
     pub(crate) claim: Option<String>,
     /// The namespace claims live in: node ids of different namespaces are independent.
-    #[arg(long, default_value = flakeid::claim::DEFAULT_NAMESPACE)]
+    #[arg(long, default_value = flakeid::claim::DEFAULT_NAMESPACE, env = "FLAKEID_NAMESPACE")]
     pub(crate) namespace: String,
 }
 
@@ -205,23 +211,23 @@ pub(crate) struct ClaimArgs {
     pub(crate) store: ClaimStoreArgs,
     /// With --claim: the pool of node ids, A..B (B excluded); the lowest free one is taken.
     /// Default: the layout's whole node field.
-    #[arg(long, value_parser = node_range, requires = "claim")]
+    #[arg(long, value_parser = node_range, requires = "claim", env = "FLAKEID_NODES")]
     pub(crate) nodes: Option<std::ops::Range<u64>>,
     /// With --claim: how far ahead of the clock the reservation runs (renewed every third
     /// of it). Longer: fewer writes, a longer wait for a dead holder's id.
-    #[arg(long, value_parser = duration, requires = "claim")]
+    #[arg(long, value_parser = duration, requires = "claim", env = "FLAKEID_WINDOW")]
     pub(crate) window: Option<std::time::Duration>,
     /// With --claim: this process's name in the store (default host:pid).
-    #[arg(long, requires = "claim")]
+    #[arg(long, requires = "claim", env = "FLAKEID_INSTANCE")]
     pub(crate) instance: Option<String>,
     /// With --claim on a coordinator (etcd://, zookeeper://): the lease TTL (ZooKeeper:
     /// the session timeout). A holder that stops
     /// renewing (paused, cut off, killed) loses its id this long after its last renewal.
-    #[arg(long, value_parser = duration, requires = "claim")]
+    #[arg(long, value_parser = duration, requires = "claim", env = "FLAKEID_TTL")]
     pub(crate) ttl: Option<std::time::Duration>,
     /// With --claim: how long to wait for an id when every id of the pool is held (a dead
     /// holder's lease runs out after its TTL).
-    #[arg(long, value_parser = duration, requires = "claim")]
+    #[arg(long, value_parser = duration, requires = "claim", env = "FLAKEID_POOL_WAIT")]
     pub(crate) pool_wait: Option<std::time::Duration>,
 }
 
@@ -360,4 +366,33 @@ pub(crate) struct BenchArgs {
     /// How long to run.
     #[arg(long, default_value_t = 2.0)]
     pub(crate) seconds: f64,
+}
+
+#[derive(Args)]
+pub(crate) struct ServeArgs {
+    /// The layout IDs are minted in (a preset or key=value pairs; see `flakeid layout`).
+    #[arg(long, short = 'l', default_value = "snowflake", env = "FLAKEID_LAYOUT")]
+    pub(crate) layout: String,
+    /// The HTTP listener (HTTP/1.1 and HTTP/2, no TLS).
+    #[arg(long, default_value = "127.0.0.1:8080", env = "FLAKEID_LISTEN")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// The gRPC listener (flakeid.v1.IdService, health, reflection); off unless given.
+    #[arg(long, env = "FLAKEID_GRPC_LISTEN")]
+    pub(crate) grpc_listen: Option<std::net::SocketAddr>,
+    /// The first shard's node id (shard k mints on node N + k); or give --claim.
+    #[arg(long, value_parser = non_negative, conflicts_with = "claim", env = "FLAKEID_NODE")]
+    pub(crate) node: Option<u64>,
+    #[command(flatten)]
+    pub(crate) claim: ClaimArgs,
+    /// Shards, and worker threads: one shard (one node id) per worker. Default: the cores
+    /// this process may run on.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..), env = "FLAKEID_SHARDS")]
+    pub(crate) shards: Option<u16>,
+    /// The bound on one request's waits (the next tick; a renewal at a fence), after
+    /// which it answers 503 with Retry-After.
+    #[arg(long, value_parser = duration, default_value = "100ms", env = "FLAKEID_MAX_WAIT")]
+    pub(crate) max_wait: std::time::Duration,
+    /// How long in-flight requests may take to finish after SIGTERM or SIGINT.
+    #[arg(long, value_parser = duration, default_value = "10s", env = "FLAKEID_DRAIN")]
+    pub(crate) drain: std::time::Duration,
 }

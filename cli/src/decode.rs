@@ -8,7 +8,7 @@ use flakeid::decode::{Backend, Columns, Decoder};
 use flakeid::{Encoding, Error, Layout, ParseError};
 
 use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
-use crate::rows::{ROW_MAX, Row, RowWriter};
+use flakeid_serve::rows::{ROW_MAX, Row, RowFormat, RowWriter};
 use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
 mod line;
 use line::*;
@@ -283,7 +283,11 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let format = if a.json { DecodeFormat::Json } else { a.format };
+    let format = match (a.json, a.format) {
+        (true, _) | (false, DecodeFormat::Json) => RowFormat::Json,
+        (false, DecodeFormat::Table) => RowFormat::Table,
+        (false, DecodeFormat::Csv) => RowFormat::Csv,
+    };
     let mut stream = DecodeStream {
         decoder: Decoder::with_backend(&layout, backend(a.backend)?),
         encoding: a.encoding,

@@ -240,7 +240,7 @@ fn mint_paced<W: Write, G: TickGate>(
     Ok(())
 }
 
-fn refuse_node_flags(node: &NodeArgs) -> CliResult {
+pub(crate) fn refuse_node_flags(node: &NodeArgs) -> CliResult {
     let flag = if node.node.is_some() {
         Some("--node")
     } else if node.datacenter.is_some() || node.worker.is_some() {
@@ -263,7 +263,7 @@ fn refuse_node_flags(node: &NodeArgs) -> CliResult {
 
 /// `--ttl` is the lease of a coordinator; a file or static claim has none, and a silently
 /// ignored flag would mislead.
-fn refuse_ttl_without_lease(url: &str, a: &ClaimArgs) -> CliResult {
+pub(crate) fn refuse_ttl_without_lease(url: &str, a: &ClaimArgs) -> CliResult {
     let scheme = url.split_once(':').map_or(url, |(s, _)| s);
     if a.ttl.is_some() && matches!(scheme, "file" | "static") {
         return Err(CliError::new(
@@ -306,7 +306,7 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
 }
 
 /// A claim's build error, with the flag it is about.
-fn claim_error(e: ClaimError) -> CliError {
+pub(crate) fn claim_error(e: ClaimError) -> CliError {
     let flag = match &e {
         ClaimError::BadPool { .. } | ClaimError::NodeOutsidePool { .. } => Some("--nodes"),
         ClaimError::WindowTooShort { .. }
@@ -324,7 +324,7 @@ fn claim_error(e: ClaimError) -> CliError {
 }
 
 /// `flakeid: claimed node 3 of namespace "orders" in file:/var/lib/flakeid (...)`.
-fn report_claim(s: &ClaimStatus, layout: &Layout) {
+pub(crate) fn report_claim(s: &ClaimStatus, layout: &Layout) {
     let shown = match layout.datacenter_bits() {
         0 => format!("node {}", s.node),
         _ => {

@@ -2,21 +2,14 @@
 
 use std::process::ExitCode;
 
-use flakeid::layout::{Grid, Order, Preset};
 use flakeid::rfc3339::Timestamp;
 use flakeid::{Clock, Layout};
 
+use flakeid::layout::Order;
+use flakeid_serve::text::{layout_json, preset_of, rate_text};
+
 use crate::args::LayoutArgs;
 use crate::{CliResult, parse_layout, print_out, warn};
-
-/// IDs per second as an integer when whole, else with two decimals.
-fn rate_text(rate: f64) -> String {
-    if rate.fract() == 0.0 {
-        format!("{rate:.0}")
-    } else {
-        format!("{rate:.2}")
-    }
-}
 
 /// What a user should know before using a layout: printed on standard error.
 fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
@@ -56,58 +49,6 @@ fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
 
 fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
-}
-
-/// The preset a layout is, if any (by value: `--layout 'time=42,...'` spelled out is
-/// Discord too).
-fn preset_of(l: &Layout) -> Option<&'static Preset> {
-    Layout::presets().iter().find(|p| p.layout == *l)
-}
-
-fn json_text(s: &str) -> String {
-    serde_json::Value::from(s).to_string()
-}
-
-/// The facts of one layout as a JSON object (no newline).
-fn layout_json(l: &Layout) -> String {
-    let end = Timestamp(l.end_unix_ns());
-    let epoch = Timestamp(l.epoch_unix_ns());
-    let first = Timestamp(l.unix_ns_of(0).unwrap_or(0));
-    let rate = rate_text(l.ids_per_second_per_node());
-    let preset = preset_of(l);
-    let mut text = format!(
-        "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"grid\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"first_tick_starts\":\"{first}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{rate},\"max_nodes\":{},\"bits\":{},\"i64_safe\":{},\"javascript_safe\":{},\"mintable_to_end\":{}",
-        l.time_bits(),
-        l.sequence_bits(),
-        l.node_bits(),
-        l.datacenter_bits(),
-        l.worker_bits(),
-        order_name(l.order()),
-        grid_name(l.grid()),
-        l.unit_ns(),
-        l.epoch_unix_ms(),
-        l.lifetime_years(),
-        l.node_count(),
-        l.bits(),
-        l.is_i64_safe(),
-        l.is_javascript_safe(),
-        l.ends_within_clock_range(),
-    );
-    if let Some(p) = preset {
-        use std::fmt::Write as _;
-        let _ = write!(
-            text,
-            ",\"preset\":{},\"aliases\":{},\"source\":{}",
-            json_text(p.name),
-            serde_json::Value::from(p.aliases.to_vec()),
-            json_text(p.source)
-        );
-        if let Some(note) = p.note {
-            let _ = write!(text, ",\"note\":{}", json_text(note));
-        }
-    }
-    text.push('}');
-    text
 }
 
 /// The facts of one layout as a table.
@@ -185,20 +126,6 @@ pub(crate) fn run(a: LayoutArgs) -> CliResult<ExitCode> {
     }
     print_out(&text)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn grid_name(g: Grid) -> &'static str {
-    match g {
-        Grid::Unix => "unix",
-        Grid::Epoch => "epoch",
-    }
-}
-
-fn order_name(o: Order) -> &'static str {
-    match o {
-        Order::TimeNodeSequence => "time|node|sequence",
-        Order::TimeSequenceNode => "time|sequence|node",
-    }
 }
 
 fn field_diagram(l: &Layout) -> String {

@@ -9,7 +9,7 @@ mod compose;
 mod decode;
 mod generate;
 mod layout;
-mod rows;
+mod serve;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Layout(a) => layout::run(a),
         Command::Claims(a) => claims::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(code) => code,

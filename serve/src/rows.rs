@@ -1,4 +1,4 @@
-//! `decode`'s output rows as bytes, without `core::fmt`: integers by a two-digits-a-step
+//! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`:, without `core::fmt`: integers by a two-digits-a-step
 //! writer, the RFC 3339 time from a cache of the current second (consecutive IDs share
 //! it), every row appended to one buffer per batch. Tested against the `format!` oracle
 //! it replaced (`tests` below).
@@ -7,15 +7,31 @@ use flakeid::Layout;
 use flakeid::layout::Order;
 use flakeid::rfc3339::Timestamp;
 
-use crate::args::DecodeFormat;
+/// The text form of decoded rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowFormat {
+    /// Aligned columns, with a header line.
+    Table,
+    /// One JSON object per line: `id` (a string), `ticks`, `unix_ms`, `time`, `sequence`,
+    /// `node`, and `datacenter` and `worker` (Snowflake layouts) or `machine` (Sonyflake).
+    Json,
+    /// Comma-separated values, with a header line.
+    Csv,
+}
 
 /// One decoded row, from the batch decoder's columns.
-pub(crate) struct Row {
-    pub(crate) id: u64,
-    pub(crate) ticks: u64,
-    pub(crate) unix_ms: u64,
-    pub(crate) sequence: u64,
-    pub(crate) node: u64,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The ID.
+    pub id: u64,
+    /// Its ticks since the epoch.
+    pub ticks: u64,
+    /// Its time in Unix milliseconds.
+    pub unix_ms: u64,
+    /// Its sequence number.
+    pub sequence: u64,
+    /// Its node id.
+    pub node: u64,
 }
 
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
@@ -27,7 +43,7 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 /// The most one row takes in the batch's text, over-copies included: a row is at most
 /// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
 /// copies below write up to [`TICK_TEXT`] bytes past where the row then goes on.
-pub(crate) const ROW_MAX: usize = 512;
+pub const ROW_MAX: usize = 512;
 
 /// The room kept for the part of a row that only the tick decides (at most about 80 bytes).
 const TICK_TEXT: usize = 128;
@@ -120,6 +136,7 @@ fn decimal_len(v: u64) -> usize {
 }
 
 /// The RFC 3339 text of the last second seen, up to the `.` before the milliseconds.
+#[derive(Debug)]
 struct SecondCache {
     second: u64,
     prefix: Vec<u8>,
@@ -166,8 +183,9 @@ impl SecondCache {
 }
 
 /// Writes rows in one format for one layout.
-pub(crate) struct RowWriter {
-    format: DecodeFormat,
+#[derive(Debug)]
+pub struct RowWriter {
+    format: RowFormat,
     layout: Layout,
     datacenter: bool,
     machine: bool,
@@ -181,7 +199,8 @@ pub(crate) struct RowWriter {
 }
 
 impl RowWriter {
-    pub(crate) fn new(layout: &Layout, format: DecodeFormat) -> RowWriter {
+    /// A writer of rows of IDs of `layout`, in `format`.
+    pub fn new(layout: &Layout, format: RowFormat) -> RowWriter {
         RowWriter {
             format,
             layout: *layout,
@@ -195,10 +214,10 @@ impl RowWriter {
     }
 
     /// The header line, if the format has one, appended to `out`.
-    pub(crate) fn header(&self, out: &mut Vec<u8>) {
+    pub fn header(&self, out: &mut Vec<u8>) {
         match self.format {
-            DecodeFormat::Json => {}
-            DecodeFormat::Table => {
+            RowFormat::Json => {}
+            RowFormat::Table => {
                 out.extend_from_slice(
                     b"id                   time                               ticks sequence     node",
                 );
@@ -207,7 +226,7 @@ impl RowWriter {
                 }
                 out.push(b'\n');
             }
-            DecodeFormat::Csv => {
+            RowFormat::Csv => {
                 out.extend_from_slice(b"id,time,unix_ms,ticks,sequence,node");
                 if self.datacenter {
                     out.extend_from_slice(b",datacenter,worker");
@@ -229,7 +248,7 @@ impl RowWriter {
         };
         let l = &mut line;
         match self.format {
-            DecodeFormat::Json => {
+            RowFormat::Json => {
                 l.bytes(b"\",\"ticks\":");
                 l.u64(r.ticks);
                 l.bytes(b",\"unix_ms\":");
@@ -238,7 +257,7 @@ impl RowWriter {
                 self.time.push(l, r.unix_ms);
                 l.bytes(b"\",\"sequence\":");
             }
-            DecodeFormat::Csv => {
+            RowFormat::Csv => {
                 l.byte(b',');
                 self.time.push(l, r.unix_ms);
                 l.byte(b',');
@@ -247,7 +266,7 @@ impl RowWriter {
                 l.u64(r.ticks);
                 l.byte(b',');
             }
-            DecodeFormat::Table => {
+            RowFormat::Table => {
                 l.byte(b' ');
                 let time_len = self.time.push(l, r.unix_ms);
                 l.spaces(25usize.saturating_sub(time_len));
@@ -263,7 +282,7 @@ impl RowWriter {
     /// Writes one row into `out` at `at` and returns where it ends. `out` must have
     /// [`ROW_MAX`] bytes from `at` (the row is shorter; the rest may be overwritten).
     #[inline]
-    pub(crate) fn row(&mut self, out: &mut [u8], at: usize, r: &Row) -> usize {
+    pub fn row(&mut self, out: &mut [u8], at: usize, r: &Row) -> usize {
         if self.tick_of_text != Some((r.ticks, r.unix_ms)) {
             self.tick_part(r);
         }
@@ -279,7 +298,7 @@ impl RowWriter {
         // literal, so each copy is of a known size and inlined. A shared table of
         // separators measured about 10% slower for JSON.
         match self.format {
-            DecodeFormat::Json => {
+            RowFormat::Json => {
                 l.bytes(b"{\"id\":\"");
                 l.u64(r.id);
                 l.block(tick_text, self.tick_text_len);
@@ -299,7 +318,7 @@ impl RowWriter {
                 }
                 l.bytes(b"}\n");
             }
-            DecodeFormat::Csv => {
+            RowFormat::Csv => {
                 l.u64(r.id);
                 l.block(tick_text, self.tick_text_len);
                 l.u64(r.sequence);
@@ -318,7 +337,7 @@ impl RowWriter {
                 }
                 l.byte(b'\n');
             }
-            DecodeFormat::Table => {
+            RowFormat::Table => {
                 l.left(r.id, 20);
                 l.block(tick_text, self.tick_text_len);
                 l.right(r.sequence, 8);
@@ -343,13 +362,13 @@ mod tests {
     use super::*;
 
     /// The `format!` rows this writer replaced: the oracle.
-    fn oracle(layout: &Layout, format: DecodeFormat, r: &Row) -> String {
+    fn oracle(layout: &Layout, format: RowFormat, r: &Row) -> String {
         let time = Timestamp(i128::from(r.unix_ms) * 1_000_000).to_string();
         let (dc, worker) = layout.split_node(r.node);
         let dcw = layout.datacenter_bits() > 0;
         let machine = layout.order() == Order::TimeSequenceNode;
         match format {
-            DecodeFormat::Json => {
+            RowFormat::Json => {
                 let mut s = format!(
                     "{{\"id\":\"{}\",\"ticks\":{},\"unix_ms\":{},\"time\":\"{time}\",\"sequence\":{},\"node\":{}",
                     r.id, r.ticks, r.unix_ms, r.sequence, r.node
@@ -362,7 +381,7 @@ mod tests {
                 }
                 s + "}\n"
             }
-            DecodeFormat::Csv => {
+            RowFormat::Csv => {
                 let mut s = format!(
                     "{},{time},{},{},{},{}",
                     r.id, r.unix_ms, r.ticks, r.sequence, r.node
@@ -375,7 +394,7 @@ mod tests {
                 }
                 s + "\n"
             }
-            DecodeFormat::Table => {
+            RowFormat::Table => {
                 let mut s = format!(
                     "{:<20} {:<25} {:>14} {:>8} {:>8}",
                     r.id, time, r.ticks, r.sequence, r.node
@@ -406,7 +425,7 @@ mod tests {
         ];
         let mut checked = 0;
         for l in layouts {
-            for format in [DecodeFormat::Json, DecodeFormat::Csv, DecodeFormat::Table] {
+            for format in [RowFormat::Json, RowFormat::Csv, RowFormat::Table] {
                 let mut w = RowWriter::new(&l, format);
                 let mut ms = 1_796_083_200_000u64;
                 let mut ticks = 0;

@@ -1,0 +1,116 @@
+//! `flakeid serve`: the ID service (the `flakeid-serve` package) on a tokio runtime of one
+//! worker per shard; stops on SIGTERM or SIGINT (drained, claims released, exit 0) and on
+//! a lost claim (exit 3, so that a supervisor starts a new one).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use flakeid_serve::{Config, NodeSource, Outcome};
+
+use crate::args::{LayoutArg, ServeArgs};
+use crate::generate::{claim_error, claims_of, refuse_ttl_without_lease, report_claim};
+use crate::{CliError, CliResult, io_err, parse_layout, warn};
+
+/// The exit status of a server whose claim was lost.
+const CLAIM_LOST: u8 = 3;
+
+/// The request latency buckets, in seconds: 10 us to 1 s.
+const LATENCY_BUCKETS: [f64; 11] = [
+    1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 1e-1, 1.0,
+];
+
+pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
+    let layout = parse_layout(&LayoutArg {
+        layout: a.layout.clone(),
+    })?;
+    let shards = a
+        .shards
+        .map(usize::from)
+        .unwrap_or_else(|| flakeid::affinity::cores().max(1));
+    let nodes = match &a.claim.store.claim {
+        Some(url) => {
+            refuse_ttl_without_lease(url, &a.claim)?;
+            crate::store_built_in(url)?;
+            NodeSource::Claims(claims_of(url, &a.claim)?)
+        }
+        None => match a.node {
+            Some(first) => NodeSource::Nodes { first },
+            None if layout.node_bits() == 0 => NodeSource::Nodes { first: 0 },
+            None => {
+                return Err(CliError::new(
+                    Some("--node"),
+                    "give --node N (shard k mints on node N + k) or --claim URL (each shard claims its node id)",
+                ));
+            }
+        },
+    };
+    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            metrics_exporter_prometheus::Matcher::Suffix("duration_seconds".into()),
+            &LATENCY_BUCKETS,
+        )
+        .and_then(|b| b.install_recorder())
+        .map_err(|e| CliError::new(None, format!("installing the metrics recorder: {e}")))?;
+    let config = Config {
+        layout,
+        nodes,
+        shards,
+        listen: a.listen,
+        grpc_listen: a.grpc_listen,
+        max_wait: a.max_wait,
+        drain: a.drain,
+        window: a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW),
+        metrics: Some(metrics),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(shards)
+        .enable_all()
+        .build()
+        .map_err(io_err)?;
+    let outcome = runtime.block_on(async move {
+        let stop = async {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("a SIGTERM handler");
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        };
+        flakeid_serve::run(config, stop, |service, http, grpc| {
+            report(service);
+            let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
+            warn(format_args!(
+                "flakeid serve: {shards} shard{} of {layout}, HTTP on http://{http}{grpc}",
+                if shards == 1 { "" } else { "s" }
+            ));
+        })
+        .await
+    });
+    // The runtime's end waits for its blocking tasks: give them the drain bound too.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
+        Ok(Outcome::Stopped) => {
+            warn(format_args!(
+                "flakeid serve: stopped; every claim released"
+            ));
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Outcome::ClaimLost(why)) => {
+            warn(format_args!(
+                "flakeid serve: {why}; stopped (exit {CLAIM_LOST}) so that a new server claims anew"
+            ));
+            Ok(ExitCode::from(CLAIM_LOST))
+        }
+        Err(flakeid_serve::StartError::Claim(e)) => Err(claim_error(e)),
+        Err(e) => Err(CliError::new(None, e)),
+    }
+}
+
+/// Reports each claimed node id as `gen` does (on standard error).
+fn report(service: &flakeid_serve::Service) {
+    for n in service.minter().nodes() {
+        if let Some(s) = n.claim {
+            report_claim(&s, service.layout());
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! A `flakeid serve` process for the service's tests: started on free loopback ports (the
+//! addresses read from its first line on standard error), called with a real HTTP client,
+//! signalled, and killed on drop. Every wait is bounded.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub struct Served {
+    pub child: Option<Child>,
+    pub http: String,
+    pub grpc: Option<String>,
+    /// Standard error, line by line, as it comes.
+    pub stderr: mpsc::Receiver<String>,
+}
+
+/// Starts `flakeid serve ARGS --listen 127.0.0.1:0` and waits (at most `bound`) for the
+/// line that names its listeners.
+pub fn serve(args: &[&str], bound: Duration) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .arg("serve")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start flakeid serve");
+    let (tx, rx) = mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            eprintln!("[serve {}] {line}", std::process::id());
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + bound;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = match rx.recv_timeout(left) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("flakeid serve {args:?} did not start within {bound:?}");
+            }
+        };
+        if let Some(at) = line.find("HTTP on http://") {
+            let rest = &line[at + "HTTP on http://".len()..];
+            let http = rest.split([',', ' ']).next().unwrap().to_string();
+            let grpc = line
+                .find("gRPC on ")
+                .map(|g| line[g + "gRPC on ".len()..].trim().to_string());
+            return Served {
+                child: Some(child),
+                http: format!("http://{http}"),
+                grpc: grpc.map(|g| format!("http://{g}")),
+                stderr: rx,
+            };
+        }
+    }
+}
+
+impl Served {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal}");
+    }
+
+    /// Waits (at most `bound`) for the process to exit; its status, and the rest of its
+    /// standard error.
+    pub fn wait(&mut self, bound: Duration) -> (std::process::ExitStatus, Vec<String>) {
+        let mut child = self.child.take().unwrap();
+        let deadline = Instant::now() + bound;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("flakeid serve did not exit within {bound:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut lines = Vec::new();
+        while let Ok(line) = self.stderr.recv_timeout(Duration::from_millis(200)) {
+            lines.push(line);
+        }
+        (status, lines)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.http)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// An HTTP/1.1 client with a bound on every request.
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+/// IDs from a JSON array of decimal strings.
+pub fn ids_of_json(body: &str) -> Vec<u64> {
+    let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {body}"))
+        .iter()
+        .map(|x| x.as_str().unwrap().parse().unwrap())
+        .collect()
+}

@@ -12,6 +12,10 @@
 mod fleet;
 #[path = "common/procs.rs"]
 mod procs;
+#[path = "common/serve_fleet.rs"]
+mod serve_fleet;
+#[path = "common/service.rs"]
+mod service;
 
 use std::process::Command;
 use std::time::Duration;

@@ -193,6 +193,19 @@ macro_rules! scenarios {
         }
 
         #[test]
+        fn serve_readiness_follows_the_store() {
+            on_server("serve-ready", serve_fleet::readiness_follows_the_store);
+        }
+
+        #[test]
+        fn serve_three_servers_under_kill_pause_and_restart() {
+            on_server(
+                "serve-chaos",
+                serve_fleet::three_servers_under_kill_pause_and_restart,
+            );
+        }
+
+        #[test]
         fn an_unreachable_store_is_a_clear_error_within_the_bound() {
             let _one = fleet::one_at_a_time();
             fleet::an_unreachable_store_is_a_clear_error_within_the_bound($scheme);

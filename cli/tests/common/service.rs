@@ -2,6 +2,8 @@
 //! addresses read from its first line on standard error), called with a real HTTP client,
 //! signalled, and killed on drop. Every wait is bounded.
 
+#![allow(dead_code)] // each test binary uses a part of it
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -37,15 +39,20 @@ pub fn serve(args: &[&str], bound: Duration) -> Served {
         }
     });
     let deadline = Instant::now() + bound;
+    let mut seen = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = match rx.recv_timeout(left) {
             Ok(line) => line,
-            Err(_) => {
+            Err(e) => {
                 let _ = child.kill();
-                panic!("flakeid serve {args:?} did not start within {bound:?}");
+                let status = child.wait().ok();
+                panic!(
+                    "flakeid serve {args:?} did not start ({e:?} within {bound:?}, {status:?}): {seen:?}"
+                );
             }
         };
+        seen.push(line.clone());
         if let Some(at) = line.find("HTTP on http://") {
             let rest = &line[at + "HTTP on http://".len()..];
             let http = rest.split([',', ' ']).next().unwrap().to_string();

@@ -1,0 +1,279 @@
+//! The service's fleet scenarios on a real coordinator (`etcd.rs`, `zookeeper.rs` run
+//! them): readiness that follows the store, and three `flakeid serve` processes under
+//! `kill -9`, SIGSTOP/SIGCONT past the lease, SIGTERM and restarts while clients keep
+//! asking. Every wait is bounded.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use flakeid::Layout;
+
+use super::fleet::Server;
+use super::service::{Served, client, serve};
+
+const START: Duration = Duration::from_secs(60);
+
+fn get(c: &reqwest::blocking::Client, url: &str) -> Option<(u16, reqwest::blocking::Response)> {
+    let r = c.get(url).send().ok()?;
+    Some((r.status().as_u16(), r))
+}
+
+/// Polls `f` every 50 ms until it is true; false after `bound`.
+fn until(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + bound;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// The store stops under a running server: `/readyz` turns 503 while IDs can still be
+/// minted (before the fence), then the mint routes answer 503 with `Retry-After` (never an
+/// ID past the fence); when the store comes back both recover.
+pub fn readiness_follows_the_store(server: &mut dyn Server) {
+    let url = server.url();
+    let s = serve(
+        &[
+            "--claim", &url, "--namespace", "ready", "--nodes", "0..4", "--shards", "1",
+            "--window", "3s", "--ttl", "20s",
+        ],
+        START,
+    );
+    let c = client();
+    assert_eq!(get(&c, &s.url("/readyz")).unwrap().0, 200);
+    assert_eq!(get(&c, &s.url("/v1/id")).unwrap().0, 200);
+    server.stop();
+    let stopped = Instant::now();
+    // Not ready, with the fence still ahead: an ID right after is still minted.
+    assert!(
+        until(Duration::from_secs(10), || get(&c, &s.url("/readyz")).unwrap().0 == 503),
+        "/readyz stayed 200 with the store down"
+    );
+    let (status, _) = get(&c, &s.url("/v1/id")).unwrap();
+    assert_eq!(status, 200, "not ready only once the fence was reached");
+    let (_, ready) = get(&c, &s.url("/readyz")).unwrap();
+    let why = ready.text().unwrap();
+    assert!(why.contains("renewals are late"), "{why}");
+    // Then the fence: 503 with Retry-After.
+    let mut refused = None;
+    assert!(
+        until(Duration::from_secs(10), || {
+            let (status, r) = get(&c, &s.url("/v1/id")).unwrap();
+            if status == 503 {
+                refused = Some(r);
+                true
+            } else {
+                false
+            }
+        }),
+        "IDs kept coming {:?} after the store stopped (window 3 s)",
+        stopped.elapsed()
+    );
+    let r = refused.unwrap();
+    assert!(r.headers().contains_key("retry-after"));
+    let body = r.text().unwrap();
+    assert!(body.contains("error"), "{body}");
+    assert_eq!(get(&c, &s.url("/healthz")).unwrap().0, 200, "alive all along");
+    server.launch();
+    assert!(
+        until(Duration::from_secs(40), || get(&c, &s.url("/readyz")).unwrap().0 == 200),
+        "/readyz did not recover after the store came back"
+    );
+    assert_eq!(get(&c, &s.url("/v1/id")).unwrap().0, 200);
+}
+
+/// A tiny xorshift: the scenario's choices, seeded from the clock (printed, to replay).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// One server slot of the fleet: the running process (if any) and its serial number (each
+/// start is a new holder).
+struct Slot {
+    served: Option<Served>,
+    holder: usize,
+}
+
+/// Three servers on one store; clients spread requests over them for `seconds` while one
+/// server at a time is killed (`kill -9`), paused past its lease and resumed (it must find
+/// its claim lost and exit 3), stopped with SIGTERM (exit 0), and started again. Then: no
+/// ID was handed out twice, and for each node id every ID of an earlier holder lies below
+/// every ID of a later one.
+pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
+    let seconds: u64 = std::env::var("FLAKEID_CHAOS_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let url = server.url();
+    let ttl = 3u64;
+    let args = move || {
+        vec![
+            "--claim".to_string(),
+            url.clone(),
+            "--namespace".into(),
+            "chaos".into(),
+            "--nodes".into(),
+            "0..3".into(),
+            "--shards".into(),
+            "1".into(),
+            "--window".into(),
+            "2s".into(),
+            "--ttl".into(),
+            format!("{ttl}s"),
+        ]
+    };
+    let start = |holder: usize| -> Served {
+        let a = args();
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        let s = serve(&refs, START);
+        eprintln!("holder {holder}: {}", s.http);
+        s
+    };
+    let slots: Arc<Mutex<Vec<Slot>>> = Arc::new(Mutex::new(
+        (0..3)
+            .map(|h| Slot {
+                served: Some(start(h)),
+                holder: h,
+            })
+            .collect(),
+    ));
+    let mut next_holder = 3;
+    // (holder, ids) of every 200 answer.
+    let got: Arc<Mutex<Vec<(usize, Vec<u64>)>>> = Arc::default();
+    let done = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..2)
+        .map(|k| {
+            let slots = Arc::clone(&slots);
+            let got = Arc::clone(&got);
+            let done = Arc::clone(&done);
+            std::thread::spawn(move || {
+                let c = reqwest::blocking::Client::builder()
+                    .timeout(Duration::from_secs(2))
+                    .build()
+                    .unwrap();
+                let mut turn = k;
+                while !done.load(Ordering::Relaxed) {
+                    turn += 1;
+                    let target = {
+                        let slots = slots.lock().unwrap();
+                        let slot = &slots[turn % slots.len()];
+                        slot.served.as_ref().map(|s| (slot.holder, s.url("/v1/ids?count=50")))
+                    };
+                    let Some((holder, url)) = target else { continue };
+                    if let Ok(r) = c.get(&url).send()
+                        && r.status() == 200
+                        && let Ok(text) = r.text()
+                    {
+                        got.lock().unwrap().push((holder, super::service::ids_of_json(&text)));
+                    }
+                }
+            })
+        })
+        .collect();
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("chaos seed {seed}");
+    let mut rng = Rng(seed);
+    let (mut kills, mut pauses, mut terms) = (0, 0, 0);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(seconds) {
+        std::thread::sleep(Duration::from_millis(500 + rng.below(1500)));
+        let i = rng.below(3) as usize;
+        let action = rng.below(3);
+        let mut old = slots.lock().unwrap()[i].served.take().unwrap();
+        match action {
+            0 => {
+                old.signal("KILL");
+                let _ = old.wait(Duration::from_secs(10));
+                kills += 1;
+            }
+            1 => {
+                old.signal("STOP");
+                std::thread::sleep(Duration::from_secs(ttl + 3));
+                old.signal("CONT");
+                let (status, lines) = old.wait(Duration::from_secs(20));
+                assert_eq!(
+                    status.code(),
+                    Some(3),
+                    "a server paused past its lease did not exit 3: {lines:?}"
+                );
+                pauses += 1;
+            }
+            _ => {
+                old.signal("TERM");
+                let (status, lines) = old.wait(Duration::from_secs(20));
+                assert_eq!(status.code(), Some(0), "SIGTERM: {lines:?}");
+                terms += 1;
+            }
+        }
+        let fresh = start(next_holder);
+        let mut slots = slots.lock().unwrap();
+        slots[i] = Slot {
+            served: Some(fresh),
+            holder: next_holder,
+        };
+        next_holder += 1;
+    }
+    done.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.join().unwrap();
+    }
+    drop(slots);
+
+    let got = got.lock().unwrap();
+    let total: usize = got.iter().map(|(_, ids)| ids.len()).sum();
+    eprintln!(
+        "{seconds} s: {kills} kills, {pauses} pauses, {terms} SIGTERMs, {} holders, {total} IDs",
+        next_holder
+    );
+    assert!(total > 10_000, "too few IDs handed out: {total}");
+    let mut seen = HashSet::with_capacity(total);
+    for (_, ids) in got.iter() {
+        for &id in ids {
+            assert!(seen.insert(id), "ID {id} was handed out twice");
+        }
+    }
+    // Per node id, holders in the order they first answered: each one's IDs all lie
+    // above every ID of the ones before.
+    let layout = Layout::snowflake();
+    let mut by_node: HashMap<u64, Vec<(usize, u64, u64)>> = HashMap::new();
+    let mut ranges: HashMap<(u64, usize), (u64, u64)> = HashMap::new();
+    for (holder, ids) in got.iter() {
+        for &id in ids {
+            let node = layout.decompose(id).unwrap().node;
+            let r = ranges.entry((node, *holder)).or_insert((id, id));
+            r.0 = r.0.min(id);
+            r.1 = r.1.max(id);
+        }
+    }
+    for ((node, holder), (lo, hi)) in ranges {
+        by_node.entry(node).or_default().push((holder, lo, hi));
+    }
+    for (node, mut holders) in by_node {
+        holders.sort_by_key(|&(_, lo, _)| lo);
+        for w in holders.windows(2) {
+            let ((a, _, a_hi), (b, b_lo, _)) = (w[0], w[1]);
+            assert!(
+                a_hi < b_lo && a < b,
+                "node {node}: holder {a}'s IDs reach {a_hi}, holder {b}'s start at {b_lo}: \
+                 an earlier holder's IDs must all lie below a later one's"
+            );
+        }
+    }
+}

@@ -8,8 +8,8 @@ use flakeid::decode::{Backend, Columns, Decoder};
 use flakeid::{Encoding, Error, Layout, ParseError};
 
 use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
-use flakeid_serve::rows::{ROW_MAX, Row, RowFormat, RowWriter};
 use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
+use flakeid_serve::rows::{ROW_MAX, Row, RowFormat, RowWriter};
 mod line;
 use line::*;
 

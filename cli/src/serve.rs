@@ -69,8 +69,9 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         .map_err(io_err)?;
     let outcome = runtime.block_on(async move {
         let stop = async {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("a SIGTERM handler");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("a SIGTERM handler");
             tokio::select! {
                 _ = term.recv() => {}
                 _ = tokio::signal::ctrl_c() => {}
@@ -90,9 +91,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(Outcome::Stopped) => {
-            warn(format_args!(
-                "flakeid serve: stopped; every claim released"
-            ));
+            warn(format_args!("flakeid serve: stopped; every claim released"));
             Ok(ExitCode::SUCCESS)
         }
         Ok(Outcome::ClaimLost(why)) => {

@@ -34,7 +34,13 @@ fn every_http_route_answers_in_each_form() {
     assert!(nodes.contains(&layout.decompose(one).unwrap().node));
 
     // A batch, as JSON strings, as lines, packed.
-    let json = ids_of_json(&c.get(s.url("/v1/ids?count=1000")).send().unwrap().text().unwrap());
+    let json = ids_of_json(
+        &c.get(s.url("/v1/ids?count=1000"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
     assert_eq!(json.len(), 1000);
     assert!(strictly_increasing(&json), "JSON batch not increasing");
     let lines: Vec<u64> = c
@@ -72,7 +78,11 @@ fn every_http_route_answers_in_each_form() {
         .chain(&packed)
         .copied()
         .collect();
-    assert_eq!(all.len(), 1 + 1000 + 500 + 2000, "a duplicate across requests");
+    assert_eq!(
+        all.len(),
+        1 + 1000 + 500 + 2000,
+        "a duplicate across requests"
+    );
 
     // Decode: a JSON array of strings and numbers, and lines; the fields of decode --json.
     let r = c
@@ -100,7 +110,11 @@ fn every_http_route_answers_in_each_form() {
         .unwrap()
         .text()
         .unwrap();
-    assert_eq!(ndjson, String::from_utf8(tool.stdout).unwrap(), "not decode --json's row");
+    assert_eq!(
+        ndjson,
+        String::from_utf8(tool.stdout).unwrap(),
+        "not decode --json's row"
+    );
 
     // The layout and the node ids.
     let v: serde_json::Value =
@@ -119,7 +133,10 @@ fn every_http_route_answers_in_each_form() {
     assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
     assert_eq!(c.get(s.url("/readyz")).send().unwrap().status(), 200);
     let metrics = c.get(s.url("/metrics")).send().unwrap().text().unwrap();
-    assert!(metrics.contains("flakeid_ids_minted_total 3501"), "{metrics}");
+    assert!(
+        metrics.contains("flakeid_ids_minted_total 3501"),
+        "{metrics}"
+    );
     assert!(
         metrics.contains(r#"flakeid_http_requests_total{route="/v1/ids",status="200"} 3"#),
         "{metrics}"
@@ -157,12 +174,19 @@ fn bad_requests_are_400_and_say_what_to_send() {
     }
     for (body, says) in [
         ("123\nnot-an-id\n", "line 2: not an ID"),
-        (r#"["1", true]"#, "element 1 of the array: neither a string nor a number"),
+        (
+            r#"["1", true]"#,
+            "element 1 of the array: neither a string nor a number",
+        ),
         (r#"["1", -5]"#, "element 1 of the array"),
         ("[1, 2", "not a JSON array of IDs"),
         (&*u64::MAX.to_string(), "send IDs of the server's layout"),
     ] {
-        let r = c.post(s.url("/v1/decode")).body(body.to_string()).send().unwrap();
+        let r = c
+            .post(s.url("/v1/decode"))
+            .body(body.to_string())
+            .send()
+            .unwrap();
         assert_eq!(r.status(), 400, "{body}");
         let text = r.text().unwrap();
         assert!(text.contains(says), "{body}: {text}");
@@ -198,7 +222,14 @@ fn grpc_next_stream_decode_health_and_reflection() {
     use tokio_stream::StreamExt;
 
     let s = serve(
-        &["--node", "3", "--shards", "2", "--grpc-listen", "127.0.0.1:0"],
+        &[
+            "--node",
+            "3",
+            "--shards",
+            "2",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ],
         START,
     );
     let grpc = s.grpc.clone().expect("a gRPC listener");
@@ -208,9 +239,19 @@ fn grpc_next_stream_decode_health_and_reflection() {
         .unwrap();
     rt.block_on(async {
         let mut c = IdServiceClient::connect(grpc.clone()).await.unwrap();
-        let one = c.next(NextRequest { count: 0 }).await.unwrap().into_inner().ids;
+        let one = c
+            .next(NextRequest { count: 0 })
+            .await
+            .unwrap()
+            .into_inner()
+            .ids;
         assert_eq!(one.len(), 1);
-        let many = c.next(NextRequest { count: 1000 }).await.unwrap().into_inner().ids;
+        let many = c
+            .next(NextRequest { count: 1000 })
+            .await
+            .unwrap()
+            .into_inner()
+            .ids;
         assert_eq!(many.len(), 1000);
         assert!(strictly_increasing(&many) && many[0] > one[0]);
         let e = c.next(NextRequest { count: 100_001 }).await.unwrap_err();
@@ -245,10 +286,15 @@ fn grpc_next_stream_decode_health_and_reflection() {
             .into_inner()
             .ids;
         let d = &decoded[0];
-        assert_eq!((d.sequence, d.datacenter, d.worker), (42, Some(3), Some(17)));
+        assert_eq!(
+            (d.sequence, d.datacenter, d.worker),
+            (42, Some(3), Some(17))
+        );
         assert_eq!(d.time, "2026-10-31T12:00:00.000Z");
         let e = c
-            .decode(DecodeRequest { ids: vec![u64::MAX] })
+            .decode(DecodeRequest {
+                ids: vec![u64::MAX],
+            })
             .await
             .unwrap_err();
         assert_eq!(e.code(), tonic::Code::InvalidArgument);
@@ -274,10 +320,10 @@ fn grpc_next_stream_decode_health_and_reflection() {
         );
 
         // Server reflection lists the service, so generic clients (grpcurl) can call it.
+        use tonic_reflection::pb::v1::ServerReflectionRequest;
         use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
         use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
         use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
-        use tonic_reflection::pb::v1::ServerReflectionRequest;
         let mut reflection = ServerReflectionClient::new(channel);
         let request = ServerReflectionRequest {
             host: String::new(),
@@ -293,7 +339,10 @@ fn grpc_next_stream_decode_health_and_reflection() {
             panic!("no service list: {answer:?}");
         };
         let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
-        assert!(names.contains(&"flakeid.v1.IdService".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"flakeid.v1.IdService".to_string()),
+            "{names:?}"
+        );
     });
 }
 
@@ -306,12 +355,26 @@ fn sigterm_releases_the_claims_and_a_successor_starts_at_once() {
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("file:{}", dir.display());
     let args = [
-        "--claim", &url, "--nodes", "0..1", "--shards", "1", "--window", "30s",
-        "--pool-wait", "0s",
+        "--claim",
+        &url,
+        "--nodes",
+        "0..1",
+        "--shards",
+        "1",
+        "--window",
+        "30s",
+        "--pool-wait",
+        "0s",
     ];
     let mut first = serve(&args, START);
     let c = client();
-    let before = ids_of_json(&c.get(first.url("/v1/ids?count=100")).send().unwrap().text().unwrap());
+    let before = ids_of_json(
+        &c.get(first.url("/v1/ids?count=100"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
     first.signal("TERM");
     let (status, lines) = first.wait(Duration::from_secs(20));
     assert_eq!(status.code(), Some(0), "{lines:?}");
@@ -319,8 +382,17 @@ fn sigterm_releases_the_claims_and_a_successor_starts_at_once() {
 
     let started = std::time::Instant::now();
     let second = serve(&args, START);
-    assert!(started.elapsed() < Duration::from_secs(10), "the successor waited");
-    let after = ids_of_json(&c.get(second.url("/v1/ids?count=100")).send().unwrap().text().unwrap());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the successor waited"
+    );
+    let after = ids_of_json(
+        &c.get(second.url("/v1/ids?count=100"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
     let l = Layout::snowflake();
     assert_eq!(l.decompose(after[0]).unwrap().node, 0);
     assert!(after[0] > *before.last().unwrap());
@@ -336,13 +408,21 @@ fn a_node_or_a_claim_is_required_and_flags_have_environment_variables() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("give --node N") && err.contains("--claim URL"), "{err}");
+    assert!(
+        err.contains("give --node N") && err.contains("--claim URL"),
+        "{err}"
+    );
     let help = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
         .args(["serve", "--help"])
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    for var in ["FLAKEID_LISTEN", "FLAKEID_GRPC_LISTEN", "FLAKEID_CLAIM", "FLAKEID_NODE"] {
+    for var in [
+        "FLAKEID_LISTEN",
+        "FLAKEID_GRPC_LISTEN",
+        "FLAKEID_CLAIM",
+        "FLAKEID_NODE",
+    ] {
         assert!(help.contains(var), "--help lacks {var}");
     }
     // The environment variable works as the flag does.
@@ -352,4 +432,79 @@ fn a_node_or_a_claim_is_required_and_flags_have_environment_variables() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&s.stderr).contains("non-negative integer"));
+}
+
+/// The Kubernetes example parses, probes the routes the server answers, and sets only
+/// environment variables `flakeid serve` reads.
+#[test]
+fn the_kubernetes_example_matches_the_server() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/flakeid-serve.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let deployment = docs
+        .iter()
+        .find(|d| d["kind"] == "Deployment")
+        .expect("a Deployment");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["args"][0], "serve");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    let env = container["env"].as_sequence().unwrap();
+    assert!(env.len() >= 5);
+    for var in env {
+        let name = var["name"].as_str().unwrap();
+        assert!(
+            help.contains(&format!("env: {name}")),
+            "flakeid serve does not read {name}"
+        );
+    }
+    // A server started with the example's settings (on loopback, the store in memory)
+    // starts and reads them: its first line names the gRPC listener the example sets.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"));
+    command.arg("serve").stderr(std::process::Stdio::piped());
+    for var in env {
+        let (name, value) = (var["name"].as_str().unwrap(), var["value"].as_str());
+        let value = match (name, value) {
+            ("FLAKEID_LISTEN" | "FLAKEID_GRPC_LISTEN", _) => "127.0.0.1:0",
+            ("FLAKEID_CLAIM", _) => "memory:",
+            (_, Some(v)) => v,
+            (_, None) => "pod-0", // a fieldRef
+        };
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    let started = loop {
+        match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.contains("HTTP on") => break Some(line),
+            Ok(line) => lines.push(line),
+            Err(_) => break None,
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = started.unwrap_or_else(|| panic!("did not start: {lines:?}"));
+    assert!(line.contains("gRPC on 127.0.0.1:"), "{line}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("namespace \"orders\"") && l.contains("as pod-0")),
+        "{lines:?}"
+    );
 }

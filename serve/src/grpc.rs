@@ -70,7 +70,9 @@ impl IdService for IdGrpc {
         if count == 1 {
             let id = self.service.minter().next_id().await.map_err(unavailable)?;
             metrics::counter!("flakeid_ids_minted_total").increment(1);
-            return Ok(Response::new(NextResponse { ids: vec![id.get()] }));
+            return Ok(Response::new(NextResponse {
+                ids: vec![id.get()],
+            }));
         }
         Ok(Response::new(NextResponse {
             ids: mint(&self.service, count)?,
@@ -149,8 +151,8 @@ impl IdService for IdGrpc {
             } else {
                 (None, None)
             };
-            let machine = (layout.order() == flakeid::layout::Order::TimeSequenceNode)
-                .then_some(parts.node);
+            let machine =
+                (layout.order() == flakeid::layout::Order::TimeSequenceNode).then_some(parts.node);
             out.push(DecodedId {
                 id,
                 ticks: parts.ticks,

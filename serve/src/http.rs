@@ -53,7 +53,9 @@ fn bad_request(message: &str) -> Response {
 /// succeed or the server cannot mint at all; the message says which.
 fn mint_error(e: MintError) -> Response {
     let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
-    let secs = e.retry_after().map_or(1, |d| d.as_secs_f64().ceil().max(1.0) as u64);
+    let secs = e
+        .retry_after()
+        .map_or(1, |d| d.as_secs_f64().ceil().max(1.0) as u64);
     r.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     r
@@ -220,13 +222,18 @@ fn decode_input(body: &[u8]) -> Result<Vec<u64>, String> {
     let mut ids = Vec::new();
     if trimmed.starts_with('[') {
         let values: Vec<serde_json::Value> = serde_json::from_str(trimmed).map_err(|e| {
-            format!("the body is not a JSON array of IDs ({e}): send [\"123\", 456] or one ID per line")
+            format!(
+                "the body is not a JSON array of IDs ({e}): send [\"123\", 456] or one ID per line"
+            )
         })?;
         for (i, v) in values.iter().enumerate() {
             let id = match v {
                 serde_json::Value::String(t) => t.parse::<Id>().map_err(|e| (i, e.to_string())),
                 serde_json::Value::Number(n) => n.as_u64().map(Id::new).ok_or_else(|| {
-                    (i, "a number that is not a non-negative integer of 64 bits".into())
+                    (
+                        i,
+                        "a number that is not a non-negative integer of 64 bits".into(),
+                    )
                 }),
                 _ => Err((i, "neither a string nor a number".into())),
             }

@@ -66,7 +66,11 @@ impl Minter {
     /// the generator's wait bound.
     pub async fn next_id(&self) -> Result<Id, MintError> {
         match self.try_next_id() {
-            Err(MintError::WouldBlock { .. } | MintError::Leased) => match self {
+            Err(
+                MintError::WouldBlock { .. }
+                | MintError::Leased
+                | MintError::ReservationExpired { .. },
+            ) => match self {
                 Minter::Plain(g) => g.next_id_async().await,
                 Minter::Claimed { shards, .. } => shards.next_id_async().await,
             },

@@ -42,7 +42,7 @@ const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 
 /// The most one row takes in the batch's text, over-copies included: a row is at most
 /// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
-/// copies below write up to [`TICK_TEXT`] bytes past where the row then goes on.
+/// copies below write up to `TICK_TEXT` (128) bytes past where the row then goes on.
 pub const ROW_MAX: usize = 512;
 
 /// The room kept for the part of a row that only the tick decides (at most about 80 bytes).

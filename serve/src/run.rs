@@ -137,7 +137,9 @@ pub async fn run(
     let http = TcpListener::bind(config.listen)
         .await
         .map_err(|e| StartError::Listen(config.listen, e))?;
-    let http_addr = http.local_addr().map_err(|e| StartError::Listen(config.listen, e))?;
+    let http_addr = http
+        .local_addr()
+        .map_err(|e| StartError::Listen(config.listen, e))?;
     let grpc = match config.grpc_listen {
         Some(addr) => {
             let l = TcpListener::bind(addr)

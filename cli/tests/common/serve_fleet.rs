@@ -39,8 +39,18 @@ pub fn readiness_follows_the_store(server: &mut dyn Server) {
     let url = server.url();
     let s = serve(
         &[
-            "--claim", &url, "--namespace", "ready", "--nodes", "0..4", "--shards", "1",
-            "--window", "3s", "--ttl", "20s",
+            "--claim",
+            &url,
+            "--namespace",
+            "ready",
+            "--nodes",
+            "0..4",
+            "--shards",
+            "1",
+            "--window",
+            "3s",
+            "--ttl",
+            "20s",
         ],
         START,
     );
@@ -51,7 +61,10 @@ pub fn readiness_follows_the_store(server: &mut dyn Server) {
     let stopped = Instant::now();
     // Not ready, with the fence still ahead: an ID right after is still minted.
     assert!(
-        until(Duration::from_secs(10), || get(&c, &s.url("/readyz")).unwrap().0 == 503),
+        until(Duration::from_secs(10), || get(&c, &s.url("/readyz"))
+            .unwrap()
+            .0
+            == 503),
         "/readyz stayed 200 with the store down"
     );
     let (status, _) = get(&c, &s.url("/v1/id")).unwrap();
@@ -78,10 +91,17 @@ pub fn readiness_follows_the_store(server: &mut dyn Server) {
     assert!(r.headers().contains_key("retry-after"));
     let body = r.text().unwrap();
     assert!(body.contains("error"), "{body}");
-    assert_eq!(get(&c, &s.url("/healthz")).unwrap().0, 200, "alive all along");
+    assert_eq!(
+        get(&c, &s.url("/healthz")).unwrap().0,
+        200,
+        "alive all along"
+    );
     server.launch();
     assert!(
-        until(Duration::from_secs(40), || get(&c, &s.url("/readyz")).unwrap().0 == 200),
+        until(Duration::from_secs(40), || get(&c, &s.url("/readyz"))
+            .unwrap()
+            .0
+            == 200),
         "/readyz did not recover after the store came back"
     );
     assert_eq!(get(&c, &s.url("/v1/id")).unwrap().0, 200);
@@ -98,6 +118,9 @@ impl Rng {
         self.0 % n
     }
 }
+
+/// Every 200 answer: the holder that gave it, and its IDs.
+type Answers = Vec<(usize, Vec<u64>)>;
 
 /// One server slot of the fleet: the running process (if any) and its serial number (each
 /// start is a new holder).
@@ -151,7 +174,7 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
     ));
     let mut next_holder = 3;
     // (holder, ids) of every 200 answer.
-    let got: Arc<Mutex<Vec<(usize, Vec<u64>)>>> = Arc::default();
+    let got: Arc<Mutex<Answers>> = Arc::default();
     let done = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..2)
         .map(|k| {
@@ -169,14 +192,20 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
                     let target = {
                         let slots = slots.lock().unwrap();
                         let slot = &slots[turn % slots.len()];
-                        slot.served.as_ref().map(|s| (slot.holder, s.url("/v1/ids?count=50")))
+                        slot.served
+                            .as_ref()
+                            .map(|s| (slot.holder, s.url("/v1/ids?count=50")))
                     };
-                    let Some((holder, url)) = target else { continue };
+                    let Some((holder, url)) = target else {
+                        continue;
+                    };
                     if let Ok(r) = c.get(&url).send()
                         && r.status() == 200
                         && let Ok(text) = r.text()
                     {
-                        got.lock().unwrap().push((holder, super::service::ids_of_json(&text)));
+                        got.lock()
+                            .unwrap()
+                            .push((holder, super::service::ids_of_json(&text)));
                     }
                 }
             })

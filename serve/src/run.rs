@@ -133,6 +133,16 @@ pub async fn run(
     on_listening: impl FnOnce(&Service, SocketAddr, Option<SocketAddr>),
 ) -> Result<Outcome, StartError> {
     let minter = minter(&mut config)?;
+    // The recorder keeps every histogram sample until its upkeep drains them into the
+    // buckets: without it, memory grows by a sample per request between scrapes.
+    if let Some(handle) = config.metrics.clone() {
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                handle.run_upkeep();
+            }
+        });
+    }
     let service = Service::new(minter, config.metrics.take());
     let http = TcpListener::bind(config.listen)
         .await

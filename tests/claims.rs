@@ -573,3 +573,61 @@ fn file_store_restart_on_a_clock_set_back_an_hour() {
     assert!(after > *before.last().unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The file store keeps its files to their owner (directories 0700, files 0600), never
+/// follows a symbolic link planted as a state or lock file (the claim fails naming it, and
+/// the link's target is untouched), and warns about a directory others may write to.
+#[cfg(unix)]
+#[test]
+fn the_file_store_is_owner_only_and_follows_no_planted_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = std::env::temp_dir().join(format!("flakeid-perms-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("store");
+    let store = FileStore::open(&dir).unwrap();
+    let request = flakeid::claim::ClaimRequest {
+        namespace: "orders",
+        pool: 0..1,
+        instance: "a",
+    };
+    let claimed = store.claim(&request).unwrap();
+    store.renew(&claimed, 1).unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir.join("orders")), 0o700);
+    for entry in std::fs::read_dir(dir.join("orders")).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    assert!(store.warnings().is_empty(), "{:?}", store.warnings());
+    store.release(&claimed, 1).unwrap();
+
+    // A link planted as node 1's state file, pointing at a file of the victim's.
+    let victim = root.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("orders/node-1.state")).unwrap();
+    let request = flakeid::claim::ClaimRequest {
+        pool: 1..2,
+        ..request
+    };
+    let e = store.claim(&request).unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // And as a lock file.
+    std::os::unix::fs::symlink(&victim, dir.join("orders/node-2.lock")).unwrap();
+    let e = store
+        .claim(&flakeid::claim::ClaimRequest {
+            pool: 2..3,
+            ..request
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    std::fs::set_permissions(dir.join("orders"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let warnings = store.warnings();
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("writable by other users"),
+        "{warnings:?}"
+    );
+    std::fs::remove_dir_all(&root).ok();
+}

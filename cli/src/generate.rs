@@ -302,6 +302,9 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
     if let Some(wait) = a.pool_wait {
         claims = claims.pool_wait(wait);
     }
+    for w in claims.store().warnings() {
+        warn(format_args!("flakeid: warning: {w}"));
+    }
     Ok(claims)
 }
 

@@ -146,9 +146,65 @@ impl State {
     }
 }
 
+/// Files the store creates are its owner's alone (0600), directories too (0700); and no
+/// file of the store is opened through a symbolic link: one planted in place of a state
+/// or lock file (to make the holder write elsewhere, or read a reservation of someone
+/// else's making) is refused.
+fn owner_only(options: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options
+}
+
+/// The permission bits of `dir` if users other than its owner may write to it.
+#[cfg(unix)]
+fn writable_by_others(dir: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(dir).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o022 != 0).then_some(mode)
+}
+
+#[cfg(not(unix))]
+fn writable_by_others(_: &Path) -> Option<u32> {
+    None
+}
+
+/// Creates `dir` and its missing parents, owner-only (0700, less the umask).
+fn create_dirs(dir: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// An I/O error at `path`, saying so plainly when it was a symbolic link refused.
+fn open_err(path: &Path, e: std::io::Error) -> ClaimError {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return io_err(
+            path,
+            "it is a symbolic link, which the file store never follows (someone may have planted it): remove it, and check who can write to the directory",
+        );
+    }
+    io_err(path, e)
+}
+
 /// Reads node `node`'s state file; `None` if there is none.
 fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
-    match fs::read(path) {
+    let read = owner_only(OpenOptions::new().read(true))
+        .open(path)
+        .and_then(|mut f| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+        });
+    match read {
         Ok(bytes) => {
             let text = String::from_utf8(bytes).map_err(|_| ClaimError::Corrupt {
                 path: path.display().to_string(),
@@ -157,7 +213,7 @@ fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
             State::parse(&text, path, node).map(Some)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_err(path, e)),
+        Err(e) => Err(open_err(path, e)),
     }
 }
 
@@ -169,7 +225,9 @@ fn write_state(path: &Path, state: &State) -> Result<(), ClaimError> {
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
     let tmp = path.with_extension(format!("state.tmp-{}-{n}", std::process::id()));
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        // A new file (never one that exists, nor a link), owner-only; the rename then
+        // replaces whatever is at `path`, a planted link included, and not its target.
+        let mut f = owner_only(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
         f.write_all(state.to_text().as_bytes())?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
@@ -304,13 +362,15 @@ impl FileStore {
 
     /// Opens and tries to lock node `node`'s lock file: `Some` if this call now holds it.
     fn try_lock(&self, path: &Path) -> Result<Option<File>, ClaimError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(|e| io_err(path, e))?;
+        let file = owner_only(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )
+        .open(path)
+        .map_err(|e| open_err(path, e))?;
         let locked_id = file.metadata().map(|m| file_id(&m));
         match file.try_lock() {
             Ok(()) if locked_id.as_ref().is_ok_and(|&id| same_file(id, path)) => Ok(Some(file)),
@@ -329,7 +389,7 @@ impl ClaimStore for FileStore {
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
         let ns_dir = self.dir.join(request.namespace);
-        fs::create_dir_all(&ns_dir).map_err(|e| io_err(&ns_dir, e))?;
+        create_dirs(&ns_dir).map_err(|e| io_err(&ns_dir, e))?;
         let (mut held, mut corrupt) = (0, Vec::new());
         for node in request.pool.clone() {
             let (lock_path, state_path) = self.paths(request.namespace, node);
@@ -400,6 +460,30 @@ impl ClaimStore for FileStore {
         // The state is durable before the lock goes (with the entry).
         self.held().remove(&claimed.token);
         result
+    }
+
+    /// The store's directory and its namespaces' directories that users other than the
+    /// owner may write to: whoever can write there can replace a state file, and so make
+    /// two holders mint the same IDs.
+    fn warnings(&self) -> Vec<String> {
+        let mut dirs = vec![self.dir.clone()];
+        if let Ok(entries) = fs::read_dir(&self.dir) {
+            dirs.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+        }
+        dirs.into_iter()
+            .filter_map(|dir| {
+                let mode = writable_by_others(&dir)?;
+                Some(format!(
+                    "{} is writable by other users (mode {mode:o}): they could rewrite a reservation and make two holders mint the same IDs; chmod go-w it",
+                    dir.display()
+                ))
+            })
+            .collect()
     }
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {

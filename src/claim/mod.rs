@@ -216,4 +216,11 @@ pub trait ClaimStore: Send + Sync + fmt::Debug {
     fn lease_ttl(&self) -> Option<Duration> {
         None
     }
+
+    /// What the store found unsafe about its setup, for the operator (the tool prints
+    /// these at claim time): for [`FileStore`], a directory other users may write to.
+    /// Empty by default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

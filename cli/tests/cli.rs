@@ -984,3 +984,31 @@ fn a_store_this_build_lacks_says_how_to_build_it() {
         );
     }
 }
+
+/// A claim store directory other users may write to is a loud warning at claim time.
+#[cfg(unix)]
+#[test]
+fn a_claim_directory_others_may_write_to_is_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("flakeid-cli-perms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let url = format!("file:{}", dir.display());
+    let out = flakeid(
+        &["gen", "-n", "1", "--claim", &url, "--nodes", "0..2"],
+        None,
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning:") && err.contains("writable by other users"),
+        "{err}"
+    );
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let out = flakeid(
+        &["gen", "-n", "1", "--claim", &url, "--nodes", "0..2"],
+        None,
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning:"));
+    std::fs::remove_dir_all(&dir).ok();
+}

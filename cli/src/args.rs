@@ -392,6 +392,11 @@ pub(crate) struct ServeArgs {
     /// which it answers 503 with Retry-After.
     #[arg(long, value_parser = duration, default_value = "100ms", env = "FLAKEID_MAX_WAIT")]
     pub(crate) max_wait: std::time::Duration,
+    /// A file whose first line is the bearer token the mint and decode routes (HTTP and
+    /// gRPC) require; the probes and /metrics stay open. Or set the token itself in
+    /// FLAKEID_TOKEN (never on the command line, where other users see it).
+    #[arg(long, value_name = "PATH", env = "FLAKEID_TOKEN_FILE")]
+    pub(crate) token_file: Option<std::path::PathBuf>,
     /// How long in-flight requests may take to finish after SIGTERM or SIGINT.
     #[arg(long, value_parser = duration, default_value = "10s", env = "FLAKEID_DRAIN")]
     pub(crate) drain: std::time::Duration,

@@ -51,6 +51,30 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         )
         .and_then(|b| b.install_recorder())
         .map_err(|e| CliError::new(None, format!("installing the metrics recorder: {e}")))?;
+    let token = match (&a.token_file, std::env::var("FLAKEID_TOKEN")) {
+        (Some(path), _) => Some(
+            flakeid_serve::Token::from_file(path)
+                .map_err(|e| CliError::new(Some("--token-file"), e))?,
+        ),
+        (None, Ok(text)) => Some(
+            flakeid_serve::Token::new(&text)
+                .map_err(|e| CliError::new(None, format!("FLAKEID_TOKEN: {e}")))?,
+        ),
+        (None, Err(_)) => None,
+    };
+    for (name, addr) in [
+        ("--listen", Some(a.listen)),
+        ("--grpc-listen", a.grpc_listen),
+    ] {
+        if let Some(addr) = addr
+            && !addr.ip().is_loopback()
+            && token.is_none()
+        {
+            warn(format_args!(
+                "flakeid serve: WARNING: {name} {addr} is reachable from other hosts, without TLS and without a token: anyone who reaches it can mint and decode IDs. Set FLAKEID_TOKEN_FILE (or FLAKEID_TOKEN), and put a TLS proxy in front"
+            ));
+        }
+    }
     let config = Config {
         layout,
         nodes,
@@ -61,6 +85,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         drain: a.drain,
         window: a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW),
         metrics: Some(metrics),
+        token,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(shards)

@@ -508,3 +508,141 @@ fn the_kubernetes_example_matches_the_server() {
         "{lines:?}"
     );
 }
+
+/// With a token, the mint and decode routes (HTTP and gRPC) answer 401 / UNAUTHENTICATED
+/// without it or with a wrong one; the probes, /metrics, gRPC health stay open; and the
+/// token shows up in no output: not on standard error, in no answer, not in /metrics.
+#[test]
+fn a_token_guards_mint_and_decode_and_never_shows() {
+    const SECRET: &str = "tok-Zx81-9f3c-secret";
+    let file = std::env::temp_dir().join(format!("flakeid-token-{}", std::process::id()));
+    std::fs::write(&file, format!("{SECRET}\n")).unwrap();
+    let path = file.display().to_string();
+    let mut s = serve(
+        &[
+            "--node",
+            "1",
+            "--shards",
+            "1",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--token-file",
+            &path,
+        ],
+        START,
+    );
+    let c = client();
+    let mut seen = String::new();
+    for route in ["/v1/id", "/v1/ids?count=2", "/v1/layout"] {
+        for auth in [None, Some("Bearer wrong"), Some("tok-Zx81-9f3c-secret")] {
+            let mut r = c.get(s.url(route));
+            if let Some(a) = auth {
+                r = r.header("Authorization", a);
+            }
+            let r = r.send().unwrap();
+            assert_eq!(r.status(), 401, "{route} with {auth:?}");
+            assert_eq!(r.headers()["www-authenticate"], "Bearer");
+            seen += &r.text().unwrap();
+        }
+        let r = c
+            .get(s.url(route))
+            .header("Authorization", format!("Bearer {SECRET}"))
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200, "{route} with the token");
+        seen += &r.text().unwrap();
+    }
+    let r = c
+        .post(s.url("/v1/decode"))
+        .body("2116500430648709162")
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert!(r.text().unwrap().contains("Authorization: Bearer <token>"));
+    for open in ["/healthz", "/readyz", "/metrics"] {
+        let r = c.get(s.url(open)).send().unwrap();
+        assert_eq!(r.status(), 200, "{open} must stay open for probes");
+        seen += &r.text().unwrap();
+    }
+
+    let grpc = s.grpc.clone().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use flakeid_serve::grpc::v1::NextRequest;
+        use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
+        let channel = tonic::transport::Channel::from_shared(grpc)
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut plain = IdServiceClient::new(channel.clone());
+        let e = plain.next(NextRequest { count: 1 }).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::Unauthenticated);
+        seen += e.message();
+        let bearer: tonic::metadata::MetadataValue<_> = format!("Bearer {SECRET}").parse().unwrap();
+        let mut authed =
+            IdServiceClient::with_interceptor(channel.clone(), move |mut r: tonic::Request<()>| {
+                r.metadata_mut().insert("authorization", bearer.clone());
+                Ok(r)
+            });
+        let ids = authed
+            .next(NextRequest { count: 3 })
+            .await
+            .unwrap()
+            .into_inner()
+            .ids;
+        assert_eq!(ids.len(), 3);
+        let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+        health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .expect("health stays open");
+    });
+
+    s.signal("TERM");
+    let (status, after) = s.wait(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0));
+    let stderr = s.before.join("\n") + &after.join("\n");
+    for (what, text) in [("standard error", &stderr), ("answers and /metrics", &seen)] {
+        assert!(!text.contains(SECRET), "the token shows in {what}");
+    }
+    assert!(
+        !stderr.contains("WARNING"),
+        "a loopback server with a token: {stderr}"
+    );
+
+    // The same from FLAKEID_TOKEN; a wrong token file is a clear error naming the file.
+    let s = service::serve_env(
+        &["--node", "1", "--shards", "1"],
+        &[("FLAKEID_TOKEN", SECRET)],
+        START,
+    );
+    assert_eq!(c.get(s.url("/v1/id")).send().unwrap().status(), 401);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve", "--node", "1", "--token-file", "/nonexistent/token"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/token"));
+    std::fs::remove_file(&file).ok();
+}
+
+/// A listener other hosts can reach, with no token (and no TLS), starts with a loud
+/// warning.
+#[test]
+fn a_reachable_listener_without_a_token_is_a_loud_warning() {
+    let s = serve(
+        &["--node", "1", "--shards", "1", "--listen", "0.0.0.0:0"],
+        START,
+    );
+    let warned = s.before.join("\n");
+    assert!(
+        warned.contains("WARNING") && warned.contains("without TLS and without a token"),
+        "{warned}"
+    );
+}

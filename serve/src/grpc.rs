@@ -38,6 +38,27 @@ impl IdGrpc {
     }
 }
 
+/// The interceptor of the ID service: `UNAUTHENTICATED` unless the call's `authorization`
+/// metadata is `Bearer <token>` (when the service has a token). Health and reflection are
+/// served without it.
+pub fn require_token(
+    service: Arc<Service>,
+) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone {
+    move |request: Request<()>| {
+        let value = request
+            .metadata()
+            .get("authorization")
+            .map(|v| v.as_bytes());
+        if service.admits(value) {
+            Ok(request)
+        } else {
+            Err(Status::unauthenticated(
+                "missing or wrong bearer token: send the metadata authorization: Bearer <token> with the server's token",
+            ))
+        }
+    }
+}
+
 /// A minting error as gRPC reports it: `UNAVAILABLE`, the retry delay in the message.
 fn unavailable(e: MintError) -> Status {
     let retry = e

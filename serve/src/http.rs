@@ -17,11 +17,18 @@ use crate::{MAX_BATCH, MAX_DECODE, Readiness, Service};
 
 /// The routes of the service over `service` (see the crate docs for the table).
 pub fn router(service: Arc<Service>) -> Router {
-    Router::new()
+    // The mint and decode routes, behind the token if one is set.
+    let guarded = Router::new()
         .route("/v1/id", get(one_id))
         .route("/v1/ids", get(many_ids))
         .route("/v1/decode", post(decode))
         .route("/v1/layout", get(layout))
+        .route_layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&service),
+            require_token,
+        ));
+    Router::new()
+        .merge(guarded)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -30,6 +37,34 @@ pub fn router(service: Arc<Service>) -> Router {
 }
 
 const JSON: &str = "application/json";
+
+/// 401 unless the request carries the bearer token (when the service has one).
+async fn require_token(
+    State(s): State<Arc<Service>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    if s.admits(header) {
+        return next.run(request).await;
+    }
+    let route: &'static str = match request.uri().path() {
+        "/v1/id" => "/v1/id",
+        "/v1/ids" => "/v1/ids",
+        "/v1/decode" => "/v1/decode",
+        _ => "/v1/layout",
+    };
+    let mut r = error(
+        StatusCode::UNAUTHORIZED,
+        "missing or wrong bearer token: send the header Authorization: Bearer <token> with the server's token",
+    );
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    observe(route, Instant::now(), r)
+}
 
 fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
     Response::builder()

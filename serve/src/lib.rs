@@ -30,10 +30,12 @@ mod mint;
 pub mod rows;
 mod run;
 pub mod text;
+mod token;
 
 pub use http::router;
 pub use mint::{Minter, NodeStatus, Readiness};
 pub use run::{Config, NodeSource, Outcome, StartError, minter, run};
+pub use token::{Token, TokenError};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +58,7 @@ pub struct Service {
     layout: Layout,
     decoder: Decoder,
     metrics: Option<PrometheusHandle>,
+    token: Option<Token>,
     draining: AtomicBool,
 }
 
@@ -64,6 +67,7 @@ impl std::fmt::Debug for Service {
         f.debug_struct("Service")
             .field("layout", &self.layout)
             .field("nodes", &self.minter.nodes().len())
+            .field("token", &self.token)
             .field("draining", &self.draining.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
@@ -73,14 +77,31 @@ impl Service {
     /// A service minting with `minter`; `/metrics` renders `metrics` if given (the
     /// handle of the Prometheus recorder the process installed), else answers 404.
     pub fn new(minter: Minter, metrics: Option<PrometheusHandle>) -> Arc<Service> {
+        Service::with_token(minter, metrics, None)
+    }
+
+    /// [`Service::new`], with the mint and decode routes (HTTP and gRPC) requiring
+    /// `Authorization: Bearer <token>` when `token` is given; the probes and `/metrics`
+    /// stay open.
+    pub fn with_token(
+        minter: Minter,
+        metrics: Option<PrometheusHandle>,
+        token: Option<Token>,
+    ) -> Arc<Service> {
         let layout = *minter.layout();
         Arc::new(Service {
             decoder: Decoder::new(&layout),
             layout,
             minter,
             metrics,
+            token,
             draining: AtomicBool::new(false),
         })
+    }
+
+    /// Whether a request with this `Authorization` header value may mint and decode.
+    pub fn admits(&self, authorization: Option<&[u8]>) -> bool {
+        self.token.as_ref().is_none_or(|t| t.admits(authorization))
     }
 
     /// The minter.

@@ -50,6 +50,8 @@ pub struct Config {
     pub window: Duration,
     /// The Prometheus recorder's handle, for `/metrics`.
     pub metrics: Option<PrometheusHandle>,
+    /// The bearer token the mint and decode routes require, if any.
+    pub token: Option<crate::Token>,
 }
 
 /// How the server ended.
@@ -143,7 +145,7 @@ pub async fn run(
             }
         });
     }
-    let service = Service::new(minter, config.metrics.take());
+    let service = Service::with_token(minter, config.metrics.take(), config.token.take());
     let http = TcpListener::bind(config.listen)
         .await
         .map_err(|e| StartError::Listen(config.listen, e))?;
@@ -206,7 +208,10 @@ pub async fn run(
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .build_v1()
             .expect("the descriptor sets are valid");
-        let svc = IdServiceServer::new(IdGrpc::new(Arc::clone(&service)));
+        let svc = IdServiceServer::with_interceptor(
+            IdGrpc::new(Arc::clone(&service)),
+            crate::grpc::require_token(Arc::clone(&service)),
+        );
         let service = Arc::clone(&service);
         let mut end = end_rx.clone();
         // The health service follows readiness.

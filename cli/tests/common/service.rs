@@ -10,6 +10,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub struct Served {
+    /// The lines on standard error up to and with the one naming the listeners.
+    pub before: Vec<String>,
     pub child: Option<Child>,
     pub http: String,
     pub grpc: Option<String>,
@@ -20,10 +22,21 @@ pub struct Served {
 /// Starts `flakeid serve ARGS --listen 127.0.0.1:0` and waits (at most `bound`) for the
 /// line that names its listeners.
 pub fn serve(args: &[&str], bound: Duration) -> Served {
+    serve_env(args, &[], bound)
+}
+
+/// [`serve`] with environment variables set (and `--listen` only if ARGS has none).
+pub fn serve_env(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served {
+    let listen: &[&str] = if args.contains(&"--listen") {
+        &[]
+    } else {
+        &["--listen", "127.0.0.1:0"]
+    };
     let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
         .arg("serve")
         .args(args)
-        .args(["--listen", "127.0.0.1:0"])
+        .args(listen)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -39,7 +52,7 @@ pub fn serve(args: &[&str], bound: Duration) -> Served {
         }
     });
     let deadline = Instant::now() + bound;
-    let mut seen = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = match rx.recv_timeout(left) {
@@ -60,6 +73,7 @@ pub fn serve(args: &[&str], bound: Duration) -> Served {
                 .find("gRPC on ")
                 .map(|g| line[g + "gRPC on ".len()..].trim().to_string());
             return Served {
+                before: seen,
                 child: Some(child),
                 http: format!("http://{http}"),
                 grpc: grpc.map(|g| format!("http://{g}")),

@@ -646,3 +646,43 @@ fn a_reachable_listener_without_a_token_is_a_loud_warning() {
         "{warned}"
     );
 }
+
+/// A decode of the most IDs one request may carry answers every row, in order; one more
+/// is a 400 that says the limit.
+#[test]
+fn a_full_decode_batch_answers_every_row() {
+    let s = serve(&["--node", "1", "--shards", "1"], START);
+    let c = client();
+    let ids = ids_of_json(
+        &c.get(s.url("/v1/ids?count=100000"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    );
+    let body = ids
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let r = c
+        .post(s.url("/v1/decode"))
+        .body(body.clone())
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let rows: serde_json::Value = serde_json::from_str(&r.text().unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 100_000);
+    for (row, id) in rows.iter().zip(&ids).step_by(9_999) {
+        assert_eq!(row["id"], id.to_string());
+        assert_eq!(row["node"], 1);
+    }
+    let r = c
+        .post(s.url("/v1/decode"))
+        .body(format!("{body}\n{}", ids[0]))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().unwrap().contains("send at most 100000"));
+}

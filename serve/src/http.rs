@@ -346,13 +346,18 @@ pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<
             format!("{bad}{e}; send IDs of the server's layout ({layout})")
         })?;
     let mut writer = RowWriter::new(layout, RowFormat::Json);
-    let mut out = vec![0u8; n * ROW_MAX + 2];
+    // A row takes about 200 bytes; the writer wants ROW_MAX of room after where it writes.
+    let mut out = Vec::with_capacity(n * 224 + ROW_MAX);
+    out.resize(ROW_MAX + 1, 0);
     let mut at = 0;
     if !ndjson {
         out[0] = b'[';
         at = 1;
     }
     for i in 0..n {
+        if out.len() < at + ROW_MAX + 1 {
+            out.resize(at + ROW_MAX + 1, 0);
+        }
         let row = Row {
             id: ids[i],
             ticks: ticks[i],

@@ -182,13 +182,18 @@ pub async fn run(
             end_tx.send_if_modified(|o| o.get_or_insert(Outcome::Stopped) == &Outcome::Stopped);
         });
     }
-    // The claim watch: a claim lost for good ends the server.
+    // The claim watch: a claim lost for good ends the server. It holds the service weakly,
+    // so that the shards (and their claims) go when `run` lets go of them, not when the
+    // runtime ends.
     {
-        let service = Arc::clone(&service);
+        let service = Arc::downgrade(&service);
         let end_tx = end_tx.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                let Some(service) = service.upgrade() else {
+                    return;
+                };
                 if let Readiness::Lost(why) = service.minter().readiness() {
                     end_tx.send_if_modified(|o| {
                         o.is_none() && o.replace(Outcome::ClaimLost(why)).is_none()
@@ -212,21 +217,22 @@ pub async fn run(
             IdGrpc::new(Arc::clone(&service)),
             crate::grpc::require_token(Arc::clone(&service)),
         );
-        let service = Arc::clone(&service);
-        let mut end = end_rx.clone();
-        // The health service follows readiness.
+        let weak = Arc::downgrade(&service);
+        // The health service follows readiness (holding the service weakly, as the claim
+        // watch does).
         tokio::spawn(async move {
             loop {
+                let Some(service) = weak.upgrade() else {
+                    return;
+                };
                 let ready = service.readiness() == Readiness::Ready;
+                drop(service);
                 if ready {
                     health.set_serving::<IdServiceServer<IdGrpc>>().await;
                 } else {
                     health.set_not_serving::<IdServiceServer<IdGrpc>>().await;
                 }
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_millis(250)) => {}
-                    _ = end.changed() => {}
-                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
             }
         });
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);

@@ -156,36 +156,35 @@ impl IdService for IdGrpc {
             )));
         }
         let layout = *self.service.layout();
-        let mut out = Vec::with_capacity(ids.len());
-        for (i, &id) in ids.iter().enumerate() {
-            let parts = layout.decompose(id).map_err(|e| {
-                Status::invalid_argument(format!(
-                    "ID {id} (element {i}): {e}; send IDs of the server's layout ({layout})"
-                ))
-            })?;
-            let unix_ms = layout
-                .unix_ms_of(parts.ticks)
-                .map_err(|e| Status::invalid_argument(format!("ID {id} (element {i}): {e}")))?;
-            let (datacenter, worker) = if layout.datacenter_bits() > 0 {
-                let (d, w) = layout.split_node(parts.node);
-                (Some(d), Some(w))
-            } else {
-                (None, None)
-            };
-            let machine =
-                (layout.order() == flakeid::layout::Order::TimeSequenceNode).then_some(parts.node);
-            out.push(DecodedId {
-                id,
-                ticks: parts.ticks,
-                unix_ms,
-                time: flakeid::rfc3339::Timestamp(i128::from(unix_ms) * 1_000_000).to_string(),
-                sequence: parts.sequence,
-                node: parts.node,
-                datacenter,
-                worker,
-                machine,
-            });
-        }
+        let rows = self
+            .service
+            .decode(&ids)
+            .map_err(Status::invalid_argument)?;
+        let split = layout.datacenter_bits() > 0;
+        let machine = layout.order() == flakeid::layout::Order::TimeSequenceNode;
+        let out = rows
+            .into_iter()
+            .map(|r| {
+                let (datacenter, worker) = if split {
+                    let (d, w) = layout.split_node(r.node);
+                    (Some(d), Some(w))
+                } else {
+                    (None, None)
+                };
+                DecodedId {
+                    id: r.id,
+                    ticks: r.ticks,
+                    unix_ms: r.unix_ms,
+                    time: flakeid::rfc3339::Timestamp(i128::from(r.unix_ms) * 1_000_000)
+                        .to_string(),
+                    sequence: r.sequence,
+                    node: r.node,
+                    datacenter,
+                    worker,
+                    machine: machine.then_some(r.node),
+                }
+            })
+            .collect();
         Ok(Response::new(DecodeResponse { ids: out }))
     }
 }

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use flakeid::{Encoding, Id, MintError};
 
-use crate::rows::{ROW_MAX, Row, RowFormat, RowWriter};
+use crate::rows::{ROW_MAX, RowFormat, RowWriter};
 use crate::{MAX_BATCH, MAX_DECODE, Readiness, Service};
 
 /// The routes of the service over `service` (see the crate docs for the table).
@@ -323,28 +323,9 @@ async fn decode(State(s): State<Arc<Service>>, headers: HeaderMap, body: Bytes) 
 /// The rows of `ids` as `flakeid decode --json` writes them: NDJSON, or joined into a
 /// JSON array. An ID that does not fit the layout is an error naming it.
 pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<u8>, String> {
+    let rows = s.decode(ids)?;
+    let n = rows.len();
     let layout = s.layout();
-    let n = ids.len();
-    let (mut ticks, mut unix_ms, mut sequence, mut node) =
-        (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
-    s.decoder
-        .decode(
-            ids,
-            flakeid::decode::Columns {
-                ticks: Some(&mut ticks),
-                unix_ms: Some(&mut unix_ms),
-                sequence: Some(&mut sequence),
-                node: Some(&mut node),
-            },
-        )
-        .map_err(|e| {
-            let bad = ids
-                .iter()
-                .position(|&id| layout.decompose(id).is_err())
-                .map(|i| format!("ID {} (element {i}): ", ids[i]))
-                .unwrap_or_default();
-            format!("{bad}{e}; send IDs of the server's layout ({layout})")
-        })?;
     let mut writer = RowWriter::new(layout, RowFormat::Json);
     // A row takes about 200 bytes; the writer wants ROW_MAX of room after where it writes.
     let mut out = Vec::with_capacity(n * 224 + ROW_MAX);
@@ -354,18 +335,11 @@ pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<
         out[0] = b'[';
         at = 1;
     }
-    for i in 0..n {
+    for row in &rows {
         if out.len() < at + ROW_MAX + 1 {
             out.resize(at + ROW_MAX + 1, 0);
         }
-        let row = Row {
-            id: ids[i],
-            ticks: ticks[i],
-            unix_ms: unix_ms[i],
-            sequence: sequence[i],
-            node: node[i],
-        };
-        at = writer.row(&mut out, at, &row);
+        at = writer.row(&mut out, at, row);
         if !ndjson {
             // The row's newline becomes the array's comma.
             out[at - 1] = b',';

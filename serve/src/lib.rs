@@ -120,6 +120,42 @@ impl Service {
         self.draining.store(true, Ordering::SeqCst);
     }
 
+    /// Decodes `ids` with the batch decoder into rows, or says which ID does not fit the
+    /// layout (the message the HTTP and gRPC routes answer with).
+    pub fn decode(&self, ids: &[u64]) -> Result<Vec<rows::Row>, String> {
+        let n = ids.len();
+        let (mut ticks, mut unix_ms, mut sequence, mut node) =
+            (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
+        self.decoder
+            .decode(
+                ids,
+                flakeid::decode::Columns {
+                    ticks: Some(&mut ticks),
+                    unix_ms: Some(&mut unix_ms),
+                    sequence: Some(&mut sequence),
+                    node: Some(&mut node),
+                },
+            )
+            .map_err(|e| {
+                let layout = &self.layout;
+                let bad = ids
+                    .iter()
+                    .position(|&id| layout.decompose(id).is_err())
+                    .map(|i| format!("ID {} (element {i}): ", ids[i]))
+                    .unwrap_or_default();
+                format!("{bad}{e}; send IDs of the server's layout ({layout})")
+            })?;
+        Ok((0..n)
+            .map(|i| rows::Row {
+                id: ids[i],
+                ticks: ticks[i],
+                unix_ms: unix_ms[i],
+                sequence: sequence[i],
+                node: node[i],
+            })
+            .collect())
+    }
+
     /// Whether [`Service::drain`] was called.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::SeqCst)

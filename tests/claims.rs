@@ -629,5 +629,38 @@ fn the_file_store_is_owner_only_and_follows_no_planted_link() {
         warnings.len() == 1 && warnings[0].contains("writable by other users"),
         "{warnings:?}"
     );
+
+    // Told otherwise: shared with the group (less the umask), and only a directory
+    // others outside the group may write to is a warning.
+    let shared_dir = root.join("shared");
+    let shared =
+        flakeid::claim::open(&format!("file:{}?share=group", shared_dir.display())).unwrap();
+    let claimed = shared.claim(&request).unwrap();
+    shared.renew(&claimed, 1).unwrap();
+    let ns = shared_dir.join("orders");
+    assert_eq!(mode(&ns) & 0o707, 0o700, "{:o}", mode(&ns));
+    assert_ne!(
+        mode(&ns) & 0o050,
+        0,
+        "the group cannot enter: {:o}",
+        mode(&ns)
+    );
+    for entry in std::fs::read_dir(&ns).unwrap() {
+        let path = entry.unwrap().path();
+        let m = mode(&path);
+        assert!(
+            m & 0o607 == 0o600 && m & 0o040 != 0,
+            "{}: {m:o}",
+            path.display()
+        );
+    }
+    std::fs::set_permissions(&ns, std::fs::Permissions::from_mode(0o770)).unwrap();
+    assert!(shared.warnings().is_empty(), "{:?}", shared.warnings());
+    std::fs::set_permissions(&ns, std::fs::Permissions::from_mode(0o772)).unwrap();
+    assert_eq!(shared.warnings().len(), 1, "{:?}", shared.warnings());
+    shared.release(&claimed, 1).unwrap();
+    let e =
+        flakeid::claim::open(&format!("file:{}?share=world", shared_dir.display())).unwrap_err();
+    assert!(e.to_string().contains("share= takes owner"), "{e}");
     std::fs::remove_dir_all(&root).ok();
 }

@@ -197,9 +197,20 @@ pub(crate) struct ClaimStoreArgs {
     /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
     /// etcd://HOST:PORT[,HOST:PORT...], zookeeper://HOST:PORT[,HOST:PORT...], memory:
     /// (this process only), static:N (node N, no fence), static:pod[+K] (a StatefulSet
-    /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence).
+    /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence). TLS and auth in the
+    /// query: etcds://HOST:PORT?ca=FILE&cert=FILE&key=FILE&user=NAME,
+    /// zookeeper://HOST:PORT?user=NAME&read=open|creator.
     #[arg(long, value_name = "URL", env = "FLAKEID_CLAIM")]
     pub(crate) claim: Option<String>,
+    /// The password of the --claim URL's user= (etcd user, ZooKeeper digest), read from
+    /// FILE; or set FLAKEID_CLAIM_PASSWORD in the environment. Never on the command line.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "claim",
+        env = "FLAKEID_CLAIM_PASSWORD_FILE"
+    )]
+    pub(crate) claim_password_file: Option<std::path::PathBuf>,
     /// The namespace claims live in: node ids of different namespaces are independent.
     #[arg(long, default_value = flakeid::claim::DEFAULT_NAMESPACE, env = "FLAKEID_NAMESPACE")]
     pub(crate) namespace: String,
@@ -373,7 +384,7 @@ pub(crate) struct ServeArgs {
     /// The layout IDs are minted in (a preset or key=value pairs; see `flakeid layout`).
     #[arg(long, short = 'l', default_value = "snowflake", env = "FLAKEID_LAYOUT")]
     pub(crate) layout: String,
-    /// The HTTP listener (HTTP/1.1 and HTTP/2, no TLS).
+    /// The HTTP listener (HTTP/1.1 and HTTP/2; HTTPS with --tls-cert).
     #[arg(long, default_value = "127.0.0.1:8080", env = "FLAKEID_LISTEN")]
     pub(crate) listen: std::net::SocketAddr,
     /// The gRPC listener (flakeid.v1.IdService, health, reflection); off unless given.
@@ -397,6 +408,23 @@ pub(crate) struct ServeArgs {
     /// FLAKEID_TOKEN (never on the command line, where other users see it).
     #[arg(long, value_name = "PATH", env = "FLAKEID_TOKEN_FILE")]
     pub(crate) token_file: Option<std::path::PathBuf>,
+    /// TLS on both listeners: the server's certificate chain (PEM). Reloaded, with
+    /// --tls-key, on SIGHUP and when the files change; open connections keep theirs.
+    #[arg(
+        long,
+        value_name = "PEM",
+        requires = "tls_key",
+        env = "FLAKEID_TLS_CERT"
+    )]
+    pub(crate) tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(
+        long,
+        value_name = "PEM",
+        requires = "tls_cert",
+        env = "FLAKEID_TLS_KEY"
+    )]
+    pub(crate) tls_key: Option<std::path::PathBuf>,
     /// How long in-flight requests may take to finish after SIGTERM or SIGINT.
     #[arg(long, value_parser = duration, default_value = "10s", env = "FLAKEID_DRAIN")]
     pub(crate) drain: std::time::Duration,

@@ -20,7 +20,8 @@ pub(crate) fn run(a: ClaimsArgs) -> CliResult<ExitCode> {
     let ns = &a.store.namespace;
     claim::check_namespace(ns).map_err(|e| CliError::new(Some("--namespace"), e))?;
     crate::store_built_in(url)?;
-    let store = claim::open(url).map_err(|e| CliError::new(Some("--claim"), e))?;
+    let options = crate::generate::open_options(&a.store)?;
+    let store = claim::open_with(url, &options).map_err(|e| CliError::new(Some("--claim"), e))?;
     let infos = store
         .list(ns)
         .map_err(|e| CliError::new(Some("--claim"), e))?;

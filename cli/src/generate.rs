@@ -12,7 +12,7 @@ use flakeid::generator::{TickGate, Unfenced};
 use flakeid::rfc3339::Timestamp;
 use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
 
-use crate::args::{ClaimArgs, Format, GenArgs, NodeArgs};
+use crate::args::{ClaimArgs, ClaimStoreArgs, Format, GenArgs, NodeArgs};
 use crate::{CliError, CliResult, io_err, parse_layout, resolve_node, warn};
 
 /// The signal that asked `gen` to stop (0: none). Minting stops between batches, every ID
@@ -281,9 +281,25 @@ pub(crate) fn refuse_ttl_without_lease(url: &str, a: &ClaimArgs) -> CliResult {
     Ok(())
 }
 
+/// How the store is opened: the password of the URL's `user=`, from
+/// `--claim-password-file` or `FLAKEID_CLAIM_PASSWORD` (never a flag's value).
+pub(crate) fn open_options(a: &ClaimStoreArgs) -> CliResult<flakeid::claim::OpenOptions> {
+    use flakeid::claim::{OpenOptions, Secret};
+    let options = OpenOptions::default();
+    if let Some(path) = &a.claim_password_file {
+        let secret =
+            Secret::from_file(path).map_err(|e| CliError::new(Some("--claim-password-file"), e))?;
+        return Ok(options.password(secret));
+    }
+    match std::env::var("FLAKEID_CLAIM_PASSWORD") {
+        Ok(p) if !p.is_empty() => Ok(options.password(Secret::new(p))),
+        _ => Ok(options),
+    }
+}
+
 /// The claim settings the flags name.
 pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
-    let mut options = flakeid::claim::OpenOptions::default();
+    let mut options = open_options(&a.store)?;
     if let Some(ttl) = a.ttl {
         options = options.ttl(ttl);
     }

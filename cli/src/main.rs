@@ -175,7 +175,7 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
 /// one (the library's message speaks of its own features, not of this package).
 pub(crate) fn store_built_in(url: &str) -> CliResult {
     let scheme = url.split_once(':').map_or(url, |(s, _)| s);
-    let lacking = (scheme == "etcd" && !cfg!(feature = "etcd"))
+    let lacking = ((scheme == "etcd" || scheme == "etcds") && !cfg!(feature = "etcd"))
         || (scheme == "zookeeper" && !cfg!(feature = "zookeeper"));
     if !lacking {
         return Ok(());

@@ -62,18 +62,35 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         ),
         (None, Err(_)) => None,
     };
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => Some(
+            flakeid_serve::TlsKeys::load(cert, key)
+                .map_err(|e| CliError::new(Some("--tls-cert"), e))?,
+        ),
+        _ => None,
+    };
     for (name, addr) in [
         ("--listen", Some(a.listen)),
         ("--grpc-listen", a.grpc_listen),
     ] {
-        if let Some(addr) = addr
-            && !addr.ip().is_loopback()
-            && token.is_none()
-        {
-            warn(format_args!(
-                "flakeid serve: WARNING: {name} {addr} is reachable from other hosts, without TLS and without a token: anyone who reaches it can mint and decode IDs. Set FLAKEID_TOKEN_FILE (or FLAKEID_TOKEN), and put a TLS proxy in front"
-            ));
-        }
+        let Some(addr) = addr.filter(|a| !a.ip().is_loopback()) else {
+            continue;
+        };
+        let lacks = match (tls.is_some(), token.is_some()) {
+            (true, true) => continue,
+            (false, false) => {
+                "without TLS and without a token: anyone who reaches it can mint and decode IDs, and sees them in plain text. Set FLAKEID_TOKEN_FILE (or FLAKEID_TOKEN) and --tls-cert/--tls-key"
+            }
+            (true, false) => {
+                "without a token: anyone who reaches it can mint and decode IDs. Set FLAKEID_TOKEN_FILE (or FLAKEID_TOKEN)"
+            }
+            (false, true) => {
+                "without TLS: the token and the IDs cross the network in plain text. Give --tls-cert and --tls-key"
+            }
+        };
+        warn(format_args!(
+            "flakeid serve: WARNING: {name} {addr} is reachable from other hosts, {lacks}"
+        ));
     }
     let config = Config {
         layout,
@@ -86,28 +103,37 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         window: a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW),
         metrics: Some(metrics),
         token,
+        tls: tls.clone(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(shards)
         .enable_all()
         .build()
         .map_err(io_err)?;
+    let https = tls.is_some();
     let outcome = runtime.block_on(async move {
-        let stop = async {
+        let stop = async move {
             let mut term =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
                     .expect("a SIGTERM handler");
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
+            let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+                .expect("a SIGHUP handler");
+            loop {
+                tokio::select! {
+                    _ = term.recv() => return,
+                    _ = tokio::signal::ctrl_c() => return,
+                    _ = hup.recv() => reload(tls.as_deref()),
+                }
             }
         };
         flakeid_serve::run(config, stop, |service, http, grpc| {
             report(service);
             let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
+            let scheme = if https { "https" } else { "http" };
             warn(format_args!(
-                "flakeid serve: {shards} shard{} of {layout}, HTTP on http://{http}{grpc}",
-                if shards == 1 { "" } else { "s" }
+                "flakeid serve: {shards} shard{} of {layout}, HTTP on {scheme}://{http}{grpc}{}",
+                if shards == 1 { "" } else { "s" },
+                if https { " (TLS)" } else { "" }
             ));
         })
         .await
@@ -127,6 +153,27 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         }
         Err(flakeid_serve::StartError::Claim(e)) => Err(claim_error(e)),
         Err(e) => Err(CliError::new(None, e)),
+    }
+}
+
+/// SIGHUP: reads the TLS certificate and key again (new connections get them; open ones
+/// keep theirs). A pair that fails to load leaves the one in use, and says why.
+fn reload(tls: Option<&flakeid_serve::TlsKeys>) {
+    let Some(tls) = tls else {
+        warn(format_args!(
+            "flakeid serve: SIGHUP: nothing to reload (no --tls-cert)"
+        ));
+        return;
+    };
+    let (cert, _) = tls.files();
+    match tls.reload() {
+        Ok(()) => warn(format_args!(
+            "flakeid serve: SIGHUP: reloaded the TLS certificate {}",
+            cert.display()
+        )),
+        Err(e) => warn(format_args!(
+            "flakeid serve: SIGHUP: kept the TLS certificate in use: {e}"
+        )),
     }
 }
 

@@ -337,3 +337,381 @@ fn a_claim_whose_reply_was_lost_finds_its_id_again() {
     assert_eq!(held, [0], "an id held by a lease nobody renews");
     through.release(&claimed, 0).unwrap();
 }
+
+#[path = "common/certs.rs"]
+mod certs;
+
+/// The password the secured servers' `flakeid` user has: every output is grepped for it.
+const ETCD_PASSWORD: &str = "pw-etcd-7f3a9c";
+
+/// An etcd that takes only TLS clients with a certificate its CA signed
+/// (`--client-cert-auth`), with `auth enable`: `root`, and a user `flakeid` whose role
+/// may read and write `flakeid/` only. Its auth tokens live 2 s (`--auth-token-ttl`), so
+/// a holder's client must refresh its token between renewals.
+struct SecuredEtcd {
+    process: Process,
+    client_port: u16,
+    peer_port: u16,
+    certs: certs::Certs,
+    password_file: std::path::PathBuf,
+    auth_on: bool,
+}
+
+impl SecuredEtcd {
+    fn start(name: &str) -> Option<SecuredEtcd> {
+        if !available(
+            name,
+            "etcd",
+            &["--version"],
+            "Debian: apt-get install etcd-server",
+        ) {
+            return None;
+        }
+        let process = Process::new("etcds", name);
+        let certs = certs::make(&process.dir.join("tls"), "ok", "flakeid-client");
+        let password_file = process.dir.join("tls/etcd-password");
+        std::fs::write(&password_file, format!("{ETCD_PASSWORD}\n")).unwrap();
+        let mut etcd = SecuredEtcd {
+            process,
+            client_port: free_port(),
+            peer_port: free_port(),
+            certs,
+            password_file,
+            auth_on: false,
+        };
+        etcd.launch();
+        etcd.enable_auth();
+        Some(etcd)
+    }
+
+    /// The URL with the TLS files and no user.
+    fn tls_url(&self) -> String {
+        format!(
+            "etcds://127.0.0.1:{}?ca={}&cert={}&key={}",
+            self.client_port,
+            self.certs.ca.display(),
+            self.certs.client_cert.display(),
+            self.certs.client_key.display()
+        )
+    }
+
+    /// Users, a role limited to `flakeid/`, and `auth enable`, through etcd's own client
+    /// (over TLS, with the client certificate).
+    fn enable_auth(&mut self) {
+        use etcd_client::{Certificate, ConnectOptions, Identity, Permission, TlsOptions};
+        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+        let tls = TlsOptions::new()
+            .ca_certificate(Certificate::from_pem(read(&self.certs.ca)))
+            .identity(Identity::from_pem(
+                read(&self.certs.client_cert),
+                read(&self.certs.client_key),
+            ));
+        let endpoint = format!("https://127.0.0.1:{}", self.client_port);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut c =
+                etcd_client::Client::connect([endpoint], Some(ConnectOptions::new().with_tls(tls)))
+                    .await
+                    .unwrap();
+            c.user_add("root", "root-pw-1", None).await.unwrap();
+            c.user_grant_role("root", "root").await.unwrap();
+            c.role_add("flakeid").await.unwrap();
+            c.role_grant_permission("flakeid", Permission::read_write("flakeid/").with_prefix())
+                .await
+                .unwrap();
+            c.user_add("flakeid", ETCD_PASSWORD, None).await.unwrap();
+            c.user_grant_role("flakeid", "flakeid").await.unwrap();
+            c.user_add("outsider", ETCD_PASSWORD, None).await.unwrap();
+            c.auth_enable().await.unwrap();
+        });
+        self.auth_on = true;
+    }
+}
+
+impl Server for SecuredEtcd {
+    fn url(&self) -> String {
+        format!(
+            "{}&user=flakeid&password-file={}",
+            self.tls_url(),
+            self.password_file.display()
+        )
+    }
+
+    fn stop(&mut self) {
+        self.process.stop();
+    }
+
+    fn launch(&mut self) {
+        let peer = format!("flakeid-test=http://127.0.0.1:{}", self.peer_port);
+        let mut command = member(
+            &self.process,
+            "flakeid-test",
+            (self.client_port, self.peer_port),
+            &peer,
+        );
+        let client = format!("https://127.0.0.1:{}", self.client_port);
+        command
+            .args(["--listen-client-urls", &client])
+            .args(["--advertise-client-urls", &client])
+            .arg("--cert-file")
+            .arg(&self.certs.server_cert)
+            .arg("--key-file")
+            .arg(&self.certs.server_key)
+            .arg("--trusted-ca-file")
+            .arg(&self.certs.ca)
+            .args(["--client-cert-auth", "--auth-token-ttl", "2"]);
+        let url = if self.auth_on {
+            self.url()
+        } else {
+            self.tls_url()
+        };
+        self.process.spawn(
+            &mut command,
+            &url,
+            self.client_port,
+            Duration::from_secs(20),
+        );
+    }
+}
+
+/// The fleet scenarios of issue 15 again, on the secured etcd: TLS with client
+/// certificates, and a user whose tokens expire every 2 s.
+mod over_tls {
+    use super::*;
+    gen_scenarios!(SecuredEtcd::start);
+}
+
+/// Claims with the right CA, certificate, user and password; each wrong credential its
+/// own refusal; the token refreshed after etcd expired it.
+#[test]
+fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
+    use flakeid::claim::{ClaimErrorKind, ClaimRequest, OpenOptions, Secret};
+    let _one = fleet::one_at_a_time();
+    let Some(server) = SecuredEtcd::start("refusals") else {
+        return;
+    };
+    let options = OpenOptions::default().ttl(Duration::from_secs(10));
+    let store = flakeid::claim::open_with(&server.url(), &options).unwrap();
+    let request = ClaimRequest {
+        namespace: "secured",
+        pool: 0..4,
+        instance: "tls-holder",
+    };
+    let claimed = store.claim(&request).unwrap();
+    // Idle past the token's 2 s life: the renewal's client authenticates again.
+    std::thread::sleep(Duration::from_secs(4));
+    store.renew(&claimed, 1).unwrap();
+    let infos = store.list("secured").unwrap();
+    assert_eq!(infos[0].holder.as_deref(), Some("tls-holder"), "{infos:?}");
+    store.release(&claimed, 1).unwrap();
+
+    let certs = &server.certs;
+    let other = certs::make(&server.process.dir.join("other"), "other", "flakeid-client");
+    let port = server.client_port;
+    let pw = format!("password-file={}", server.password_file.display());
+    let wrong_pw = server.process.dir.join("tls/wrong");
+    std::fs::write(&wrong_pw, "not-the-password").unwrap();
+    let cases = [
+        (
+            "a CA that did not sign the server",
+            format!(
+                "etcds://127.0.0.1:{port}?ca={}&cert={}&key={}&user=flakeid&{pw}",
+                other.ca.display(),
+                certs.client_cert.display(),
+                certs.client_key.display()
+            ),
+            "server's certificate is not trusted",
+        ),
+        (
+            "no client certificate",
+            format!(
+                "etcds://127.0.0.1:{port}?ca={}&user=flakeid&{pw}",
+                certs.ca.display()
+            ),
+            "client certificate",
+        ),
+        (
+            "a client certificate of another CA",
+            format!(
+                "etcds://127.0.0.1:{port}?ca={}&cert={}&key={}&user=flakeid&{pw}",
+                certs.ca.display(),
+                other.client_cert.display(),
+                other.client_key.display()
+            ),
+            // The alert (BadCertificate) arrives, or under TLS 1.3 only a closed
+            // connection: either way a refusal naming the client certificate.
+            "client certificate",
+        ),
+        (
+            "a wrong password",
+            format!(
+                "{}&user=flakeid&password-file={}",
+                server.tls_url(),
+                wrong_pw.display()
+            ),
+            "the user or its password was refused",
+        ),
+        (
+            "a user without a role on flakeid/",
+            format!("{}&user=outsider&{pw}", server.tls_url()),
+            "permission denied",
+        ),
+        (
+            "plain text to a TLS server",
+            format!("etcd://127.0.0.1:{port}"),
+            "",
+        ),
+    ];
+    for (what, url, says) in cases {
+        let started = std::time::Instant::now();
+        let err = flakeid::claim::open_with(&url, &options)
+            .and_then(|s| s.claim(&request))
+            .err()
+            .unwrap_or_else(|| panic!("{what}: the claim was taken"));
+        let text = format!("{err} / {err:?}");
+        assert!(!text.contains(ETCD_PASSWORD), "{what}: {text}");
+        if says.is_empty() {
+            assert!(
+                !matches!(err.kind(), ClaimErrorKind::Settings),
+                "{what}: {text}"
+            );
+            continue;
+        }
+        assert_eq!(err.kind(), ClaimErrorKind::Access, "{what}: {text}");
+        assert!(text.contains(says), "{what}: {text}");
+        // A refusal is an answer: it is not retried until the timeout (but a connection
+        // closed after the handshake is, until it is clear it always is).
+        let bound = if says.contains("client certificate") {
+            options.timeout * 2
+        } else {
+            options.timeout
+        };
+        assert!(
+            started.elapsed() < bound,
+            "{what}: took {:?}",
+            started.elapsed()
+        );
+    }
+    // The password from the options instead of a file.
+    let url = format!("{}&user=flakeid", server.tls_url());
+    let with = options.clone().password(Secret::new(ETCD_PASSWORD));
+    let store = flakeid::claim::open_with(&url, &with).unwrap();
+    let claimed = store.claim(&request).unwrap();
+    store.release(&claimed, 1).unwrap();
+    assert!(!format!("{store:?} {with:?}").contains(ETCD_PASSWORD));
+}
+
+/// Secrets hygiene: the etcd password never shows, whether it came from a file, a flag's
+/// file or the environment: not in `gen`'s or `claims`' output (table and JSON), not in an
+/// error (a wrong password, a password put in the URL), not in `serve`'s log, its
+/// `/metrics` (labels included) or `/v1/layout`.
+#[test]
+fn the_etcd_password_shows_nowhere() {
+    let _one = fleet::one_at_a_time();
+    let Some(server) = SecuredEtcd::start("hygiene") else {
+        return;
+    };
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+            .args(args)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let url = server.url();
+    let no_file = format!("{}&user=flakeid", server.tls_url());
+    let pw_file = server.password_file.display().to_string();
+    let mut all = String::new();
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, bool);
+    let cases: Vec<Case> = vec![
+        (
+            vec!["gen", "-n", "3", "--claim", &url, "--namespace", "h"],
+            vec![],
+            true,
+        ),
+        (
+            vec![
+                "gen",
+                "-n",
+                "3",
+                "--claim",
+                &no_file,
+                "--claim-password-file",
+                &pw_file,
+            ],
+            vec![],
+            true,
+        ),
+        (
+            vec!["gen", "-n", "3", "--claim", &no_file],
+            vec![("FLAKEID_CLAIM_PASSWORD", ETCD_PASSWORD)],
+            true,
+        ),
+        (
+            vec!["claims", "--claim", &url, "--namespace", "h"],
+            vec![],
+            true,
+        ),
+        (
+            vec!["claims", "--json", "--claim", &url, "--namespace", "h"],
+            vec![],
+            true,
+        ),
+        // Refused: a wrong password (the right one given too, in the environment, to a
+        // flag that reads a file instead), and one put in the URL.
+        (
+            vec![
+                "gen",
+                "-n",
+                "1",
+                "--claim",
+                &no_file,
+                "--claim-password-file",
+                "/dev/null",
+            ],
+            vec![("FLAKEID_CLAIM_PASSWORD", ETCD_PASSWORD)],
+            false,
+        ),
+        (
+            vec!["gen", "-n", "1", "--claim", &no_file],
+            vec![("FLAKEID_CLAIM_PASSWORD", "wrong-pw")],
+            false,
+        ),
+    ];
+    for (args, env, ok) in &cases {
+        let (success, text) = run(args, env);
+        assert_eq!(success, *ok, "{args:?}: {text}");
+        all += &text;
+    }
+    let in_url = format!("{no_file}&password={ETCD_PASSWORD}");
+    let (success, text) = run(&["gen", "-n", "1", "--claim", &in_url], &[]);
+    assert!(!success && text.contains("never goes in the URL"), "{text}");
+    all += &text;
+
+    let mut s = service::serve(
+        &["--claim", &url, "--namespace", "h", "--shards", "1"],
+        Duration::from_secs(30),
+    );
+    let c = service::client();
+    for route in ["/metrics", "/v1/layout", "/readyz"] {
+        all += &c.get(s.url(route)).send().unwrap().text().unwrap();
+    }
+    s.signal("TERM");
+    let (status, rest) = s.wait(Duration::from_secs(20));
+    assert!(status.success(), "{status:?} {rest:?}");
+    all += &format!("{:?}{rest:?}", s.before);
+    assert!(
+        all.contains("flakeid_ids_minted_total") || all.contains("flakeid_"),
+        "{all}"
+    );
+    assert!(!all.contains(ETCD_PASSWORD), "the password showed: {all}");
+}

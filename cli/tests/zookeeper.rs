@@ -285,3 +285,209 @@ fn dropping_the_store_closes_its_session_and_frees_its_ids() {
         "the ephemeral node outlived its store (a 20 s session): {listed:?}"
     );
 }
+
+/// The digest password the holder's identity has: every output is grepped for it.
+const ZK_PASSWORD: &str = "pw-zk-41b7e2";
+
+/// With digest auth the store's znodes are creator-only for writes: a second identity
+/// gets NoAuth on setting or deleting `reserved/N` (through ZooKeeper's own client), an
+/// unauthenticated store cannot take an id (a refusal, not a claim), while the holder
+/// claims, renews, releases and claims again; `read=creator` hides the znodes from
+/// others too.
+#[test]
+fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
+    use flakeid::claim::ClaimErrorKind;
+    use zookeeper_client::Error as ZkError;
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("digest") else {
+        return;
+    };
+    let password_file = zk.process.dir.join("zk-password");
+    std::fs::write(&password_file, format!("{ZK_PASSWORD}\n")).unwrap();
+    let url = format!(
+        "{}?user=flakeid&password-file={}",
+        zk.url(),
+        password_file.display()
+    );
+    let options = OpenOptions::default().ttl(Duration::from_secs(10));
+    let holder = flakeid::claim::open_with(&url, &options).unwrap();
+    assert!(holder.warnings().is_empty(), "{:?}", holder.warnings());
+    let request = ClaimRequest {
+        namespace: "digest",
+        pool: 0..2,
+        instance: "holder",
+    };
+    let claimed = holder.claim(&request).unwrap();
+    holder.renew(&claimed, T).unwrap();
+    let reserved = format!("/flakeid/digest/reserved/{}", claimed.node);
+
+    // A second identity, and no identity at all, through ZooKeeper's own client.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let hosts = format!("127.0.0.1:{}", zk.port);
+    for auth in [Some(&b"intruder:guess"[..]), None] {
+        runtime.block_on(async {
+            let mut connector = zookeeper_client::Client::connector();
+            if let Some(auth) = auth {
+                connector = connector.with_auth("digest", auth);
+            }
+            let other = connector.connect(&hosts).await.unwrap();
+            let (data, _) = other.get_data(&reserved).await.unwrap();
+            assert!(data.starts_with(T.to_string().as_bytes()), "read is open");
+            assert_eq!(
+                other.set_data(&reserved, b"0 released x", None).await,
+                Err(ZkError::NoAuth),
+                "{auth:?} set {reserved}"
+            );
+            assert_eq!(
+                other.delete(&reserved, None).await,
+                Err(ZkError::NoAuth),
+                "{auth:?} deleted {reserved}"
+            );
+        });
+    }
+    // An unauthenticated store, and a wrong password: refused, whether the id is held or
+    // free.
+    let wrong_file = zk.process.dir.join("zk-wrong");
+    std::fs::write(&wrong_file, "not-it").unwrap();
+    let wrong = format!(
+        "{}?user=flakeid&password-file={}",
+        zk.url(),
+        wrong_file.display()
+    );
+    for round in ["held", "released"] {
+        for other_url in [zk.url(), wrong.clone()] {
+            let other = flakeid::claim::open_with(&other_url, &options).unwrap();
+            let err = other.claim(&request).unwrap_err();
+            assert_eq!(err.kind(), ClaimErrorKind::Access, "{round}: {err}");
+            let text = format!("{err} {err:?}");
+            assert!(text.contains("NoAuth"), "{text}");
+            assert!(!text.contains(ZK_PASSWORD), "{text}");
+        }
+        if round == "held" {
+            holder.release(&claimed, T + 1).unwrap();
+        }
+    }
+    let unauthenticated = flakeid::claim::open(&zk.url()).unwrap();
+    assert!(
+        unauthenticated.warnings()[0].contains("without a user"),
+        "{:?}",
+        unauthenticated.warnings()
+    );
+    // The holder's identity claims again, and reads its reservation back.
+    let again = holder.claim(&request).unwrap();
+    assert_eq!(again.node, claimed.node);
+    assert_eq!(again.not_before_unix_ns, T + 1);
+    holder.release(&again, T + 2).unwrap();
+
+    // read=creator: others cannot even read.
+    let closed = format!("{url}&read=creator");
+    let hidden = flakeid::claim::open_with(&closed, &options).unwrap();
+    let c = hidden
+        .claim(&ClaimRequest {
+            namespace: "hidden",
+            pool: 0..2,
+            instance: "holder",
+        })
+        .unwrap();
+    runtime.block_on(async {
+        let other = zookeeper_client::Client::connector()
+            .connect(&hosts)
+            .await
+            .unwrap();
+        assert_eq!(
+            other
+                .get_data(&format!("/flakeid/hidden/reserved/{}", c.node))
+                .await
+                .map(|_| ()),
+            Err(ZkError::NoAuth)
+        );
+    });
+    hidden.release(&c, T).unwrap();
+
+    // Another identity in a root of its own (a chroot that exists) claims the same
+    // namespace and ids, apart from the first.
+    runtime.block_on(async {
+        let admin = zookeeper_client::Client::connector()
+            .connect(&hosts)
+            .await
+            .unwrap();
+        let open = zookeeper_client::CreateMode::Persistent
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        admin.create("/tenant-b", b"", &open).await.unwrap();
+    });
+    let tenant = format!(
+        "zookeeper://127.0.0.1:{}/tenant-b?user=tenant-b&password-file={}",
+        zk.port,
+        wrong_file.display()
+    );
+    let other = flakeid::claim::open_with(&tenant, &options).unwrap();
+    let theirs = other.claim(&request).unwrap();
+    assert_eq!(theirs.node, 0);
+    assert_eq!(
+        theirs.not_before_unix_ns, 0,
+        "a reservation of the other root"
+    );
+    other.release(&theirs, T).unwrap();
+    let missing = format!("zookeeper://127.0.0.1:{}/no-such-root", zk.port);
+    let err = flakeid::claim::open_with(&missing, &options)
+        .and_then(|s| s.claim(&request))
+        .unwrap_err();
+    assert!(err.to_string().contains("chroot"), "{err}");
+
+    // The tool with the digest URL: the password shows in no output, refused or not.
+    let mut all = format!("{holder:?}{options:?}");
+    for (args, ok) in [
+        (
+            vec![
+                "gen",
+                "-n",
+                "2",
+                "--claim",
+                url.as_str(),
+                "--namespace",
+                "tool",
+            ],
+            true,
+        ),
+        (
+            vec!["claims", "--claim", url.as_str(), "--namespace", "digest"],
+            true,
+        ),
+        (
+            vec![
+                "claims",
+                "--json",
+                "--claim",
+                url.as_str(),
+                "--namespace",
+                "digest",
+            ],
+            true,
+        ),
+        (
+            vec![
+                "gen",
+                "-n",
+                "2",
+                "--claim",
+                wrong.as_str(),
+                "--namespace",
+                "tool",
+            ],
+            false,
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.success(), ok, "{args:?}: {out:?}");
+        all += &String::from_utf8_lossy(&out.stdout);
+        all += &String::from_utf8_lossy(&out.stderr);
+    }
+    assert!(all.contains("holder"), "{all}");
+    assert!(!all.contains(ZK_PASSWORD), "the password showed: {all}");
+}

@@ -30,11 +30,13 @@ mod mint;
 pub mod rows;
 mod run;
 pub mod text;
+pub mod tls;
 mod token;
 
 pub use http::router;
 pub use mint::{Minter, NodeStatus, Readiness};
 pub use run::{Config, NodeSource, Outcome, StartError, minter, run};
+pub use tls::{TlsError, TlsKeys};
 pub use token::{Token, TokenError};
 
 use std::sync::Arc;

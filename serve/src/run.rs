@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 
 use crate::grpc::IdGrpc;
 use crate::grpc::v1::id_service_server::IdServiceServer;
+use crate::tls::{TlsKeys, TlsListener};
 use crate::{Minter, Readiness, Service};
 
 /// Where the shards' node ids come from.
@@ -38,7 +39,7 @@ pub struct Config {
     /// The number of shards, and of worker threads (one shard per worker: each mints on
     /// its own). At least 1.
     pub shards: usize,
-    /// The HTTP listener (HTTP/1.1 and HTTP/2 without TLS).
+    /// The HTTP listener (HTTP/1.1 and HTTP/2: h2c without TLS, ALPN with it).
     pub listen: SocketAddr,
     /// The gRPC listener, if any.
     pub grpc_listen: Option<SocketAddr>,
@@ -52,7 +53,13 @@ pub struct Config {
     pub metrics: Option<PrometheusHandle>,
     /// The bearer token the mint and decode routes require, if any.
     pub token: Option<crate::Token>,
+    /// TLS on both listeners, if any: the certificate and key, reloaded when their files
+    /// change (checked every second) or when [`TlsKeys::reload`] is called (SIGHUP).
+    pub tls: Option<Arc<TlsKeys>>,
 }
+
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE: Duration = Duration::from_secs(10);
 
 /// How the server ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,8 +211,29 @@ pub async fn run(
         });
     }
 
+    if let Some(tls) = &config.tls {
+        watch_files(Arc::clone(tls), end_rx.clone());
+    }
     let app = crate::router(Arc::clone(&service));
-    let http_server = axum::serve(http, app).with_graceful_shutdown(ended());
+    type Serving = std::pin::Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>;
+    let http_server: Serving = match &config.tls {
+        Some(tls) => {
+            let listener =
+                TlsListener::new(http, tls.server_config(&[b"h2", b"http/1.1"]), HANDSHAKE)
+                    .map_err(|e| StartError::Listen(http_addr, e))?;
+            Box::pin(
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(ended())
+                    .into_future(),
+            )
+        }
+        None => Box::pin(
+            axum::serve(http, app)
+                .with_graceful_shutdown(ended())
+                .into_future(),
+        ),
+    };
+    let grpc_tls = config.tls.as_ref().map(|tls| tls.server_config(&[b"h2"]));
     let grpc_server = grpc.map(|listener| {
         let (health, health_service) = tonic_health::server::health_reporter();
         let reflection = tonic_reflection::server::Builder::configure()
@@ -235,12 +263,23 @@ pub async fn run(
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
         });
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-        tonic::transport::Server::builder()
+        let router = tonic::transport::Server::builder()
             .add_service(health_service)
             .add_service(reflection)
-            .add_service(svc)
-            .serve_with_incoming_shutdown(incoming, ended())
+            .add_service(svc);
+        let serving: std::pin::Pin<
+            Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>,
+        > = match grpc_tls {
+            Some(tls) => match TlsListener::new(listener, tls, HANDSHAKE) {
+                Ok(l) => Box::pin(router.serve_with_incoming_shutdown(l.into_stream(), ended())),
+                Err(_) => Box::pin(async { Ok(()) }),
+            },
+            None => {
+                let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                Box::pin(router.serve_with_incoming_shutdown(incoming, ended()))
+            }
+        };
+        serving
     });
 
     let servers = async {
@@ -271,4 +310,22 @@ pub async fn run(
     // dropping them releases every claim, cut to what was minted.
     drop(service);
     Ok(outcome)
+}
+
+/// Reloads the TLS certificate and key when their files change (checked every second),
+/// until the server ends. A failed reload keeps the pair in use and is counted
+/// (`flakeid_tls_reloads_total{result="failed"}`); it is tried again at the next change.
+fn watch_files(tls: Arc<TlsKeys>, mut end: tokio::sync::watch::Receiver<Option<Outcome>>) {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = end.wait_for(Option::is_some) => return,
+            }
+            if tls.changed() {
+                let result = if tls.reload().is_ok() { "ok" } else { "failed" };
+                metrics::counter!("flakeid_tls_reloads_total", "result" => result).increment(1);
+            }
+        }
+    });
 }

@@ -22,6 +22,7 @@ fn run_releases_every_claim_when_it_returns() {
         window: Duration::from_secs(5),
         metrics: None,
         token: None,
+        tls: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -43,6 +43,14 @@ pub enum ClaimError {
         /// What went wrong.
         reason: String,
     },
+    /// The store answered, and refused this client: its certificate, its user or
+    /// password, or its permission on the store's keys.
+    Refused {
+        /// The store's URL (without its query).
+        store: String,
+        /// What was refused, and what to do.
+        reason: String,
+    },
     /// A file of the store could not be read or written.
     Io {
         /// The file or directory.
@@ -163,6 +171,10 @@ pub enum ClaimErrorKind {
     /// The claim is not this holder's any more (its lease expired, another holder took
     /// the id) or nothing renews it: take a new claim.
     NotOwner,
+    /// The store refused this client (a certificate it does not trust or that does not
+    /// trust it, a wrong user or password, no permission on the keys): fix the
+    /// credentials or the store's grants; retrying fails the same way.
+    Access,
     /// The store holds data this version cannot read: repair it (the message names the
     /// key, znode or file); claims skip that id meanwhile.
     Corrupt,
@@ -189,6 +201,7 @@ impl ClaimError {
                 ClaimErrorKind::NotOwner
             }
             ClaimError::Corrupt { .. } => ClaimErrorKind::Corrupt,
+            ClaimError::Refused { .. } => ClaimErrorKind::Access,
         }
     }
 }
@@ -228,6 +241,9 @@ impl fmt::Display for ClaimError {
                 f,
                 "claim store {store} cannot be reached: {reason}; check that it runs and the address is right"
             ),
+            ClaimError::Refused { store, reason } => {
+                write!(f, "claim store {store} refused this client: {reason}")
+            }
             ClaimError::Io { path, reason } => write!(
                 f,
                 "cannot use {path}: {reason}; give a directory this process can create and write"

@@ -14,7 +14,7 @@ use etcd_client::{
 };
 
 use super::remote::{Listing, Remote, parse_reserved, unreachable};
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed};
+use super::{Access, ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, OpenOptions};
 mod retry;
 use retry::*;
 
@@ -39,7 +39,17 @@ use retry::*;
 /// claim skips that id and nothing overwrites it.
 ///
 /// Permissions: read and write on the prefix; with etcd's auth, a role limited to
-/// `flakeid/NS/` is enough (leases need no key permission).
+/// `flakeid/` (or `flakeid/NS/`) is enough (leases need no key permission):
+///
+/// ```text
+/// etcdctl role add flakeid
+/// etcdctl role grant-permission flakeid readwrite --prefix=true flakeid/
+/// etcdctl user add flakeid && etcdctl user grant-role flakeid flakeid
+/// ```
+///
+/// TLS and authentication come from the URL's query or [`OpenOptions::access`]
+/// ([`Access`]); a refusal (a certificate not trusted either way, a wrong password, no
+/// permission on the prefix) is [`ClaimError::Refused`] saying which.
 pub struct EtcdStore {
     /// A client per endpoint (each connects lazily), so that a member that stopped
     /// answering is left for the next one rather than balanced onto again.
@@ -73,7 +83,21 @@ impl EtcdStore {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<EtcdStore, ClaimError> {
-        let url = format!("etcd://{}", endpoints.join(","));
+        let options = OpenOptions::default().ttl(ttl).timeout(timeout);
+        EtcdStore::connect_with(endpoints, &options)
+    }
+
+    /// [`connect`](EtcdStore::connect) with the TTL, the timeout and the TLS and
+    /// authentication of `options` ([`Access`]: a CA bundle, a client certificate, a user
+    /// whose token is refreshed when etcd expires it). A server that refuses the
+    /// credentials is [`ClaimError::Refused`], saying what it refused.
+    pub fn connect_with(
+        endpoints: &[String],
+        options: &OpenOptions,
+    ) -> Result<EtcdStore, ClaimError> {
+        let (ttl, timeout, access) = (options.ttl, options.timeout, &options.access);
+        let scheme = if access.tls { "etcds" } else { "etcd" };
+        let url = format!("{scheme}://{}", endpoints.join(","));
         if endpoints.is_empty() {
             return Err(ClaimError::BadUrl {
                 url,
@@ -88,21 +112,45 @@ impl EtcdStore {
         // costs one attempt; the next goes to another member.
         // A member without a leader (cut off from its peers) refuses at once instead of
         // holding the request until it times out.
-        let options = ConnectOptions::new()
+        let mut connect = ConnectOptions::new()
             .with_connect_timeout(attempt)
             .with_timeout(attempt)
             .with_keep_alive(Duration::from_secs(1), attempt)
             .with_keep_alive_while_idle(true)
             .with_require_leader(true);
+        if access.tls {
+            connect = connect.with_tls(tls_options(access)?);
+        }
+        if let (Some(user), Some(password)) = (&access.user, &access.password) {
+            // etcd expires a token (after its --auth-token-ttl idle, or at a restart): the
+            // client then authenticates again and repeats the request.
+            connect = connect
+                .with_user(user.as_str(), password.expose())
+                .with_auto_token_refresh(true);
+        }
         let current = Arc::new(AtomicUsize::new(0));
         let (c, u) = (Arc::clone(&current), url.clone());
+        let access = access.clone();
         let clients: Arc<[Client]> = remote.run(async move {
             let mut clients = Vec::with_capacity(eps.len());
+            let mut down = None;
             for endpoint in &eps {
-                let client = Client::connect([endpoint], Some(options.clone()))
-                    .await
-                    .map_err(|e| unreachable(&u, e))?;
-                clients.push(client);
+                // Without a user the client connects lazily and this cannot fail; with one
+                // it authenticates here, so a member that is down now is left out (and
+                // the others serve), while a refusal is an answer: it ends the connect.
+                let connecting = Client::connect([endpoint], Some(connect.clone()));
+                match tokio::time::timeout(attempt, connecting).await {
+                    Ok(Ok(client)) => clients.push(client),
+                    Ok(Err(e)) => match etcd_error(&u, e) {
+                        e @ ClaimError::Unreachable { .. } => down = Some(e),
+                        refused => return Err(refused),
+                    },
+                    Err(_) => down = Some(unreachable(&u, format!("no answer within {attempt:?}"))),
+                }
+            }
+            if clients.is_empty() {
+                let down = down.unwrap_or_else(|| unreachable(&u, "no endpoint"));
+                return Err(closed_after_handshake(down, &access));
             }
             let clients: Arc<[Client]> = clients.into();
             // A lazy channel would connect at the first call: make one now, so an
@@ -115,13 +163,14 @@ impl EtcdStore {
                 || {
                     let (mut client, url) = (pick(&cs, &c), u.clone());
                     async move {
-                        client.status().await.map_err(|e| unreachable(&url, e))?;
+                        client.status().await.map_err(|e| etcd_error(&url, e))?;
                         Ok(())
                     }
                 },
                 || fail_over(&c, cs.len()),
             )
-            .await?;
+            .await
+            .map_err(|e| closed_after_handshake(e, &access))?;
             Ok(clients)
         })?;
         Ok(EtcdStore {
@@ -187,7 +236,7 @@ impl EtcdStore {
             let reserved_key = reserved_key.clone();
             let not_owner = not_owner.clone();
             async move {
-                let e = |e: etcd_client::Error| unreachable(&url, e);
+                let e = |e: etcd_client::Error| etcd_error(&url, e);
                 // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
                 // error): then the compare below fails too, and says so.
                 let alive = if release {
@@ -316,7 +365,7 @@ impl ClaimStore for EtcdStore {
             let keys = keys.clone();
             let granted = Arc::clone(&granted);
             async move {
-                let e = |e: etcd_client::Error| unreachable(&url, e);
+                let e = |e: etcd_client::Error| etcd_error(&url, e);
                 let known = *granted.lock().unwrap_or_else(|p| p.into_inner());
                 let lease = match known {
                     Some(lease) => lease,
@@ -428,7 +477,7 @@ impl ClaimStore for EtcdStore {
                 let resp = client
                     .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
                     .await
-                    .map_err(|e| unreachable(&url, e))?;
+                    .map_err(|e| etcd_error(&url, e))?;
                 let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
                 for kv in resp.kvs() {
                     let key = String::from_utf8_lossy(kv.key());

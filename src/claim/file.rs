@@ -42,6 +42,8 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 #[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
+    /// Shared with the owner's group ([`FileStore::shared_with_group`]).
+    group: bool,
     held: Mutex<HashMap<u64, Held>>,
     next_token: AtomicU64,
 }
@@ -150,37 +152,46 @@ impl State {
 /// file of the store is opened through a symbolic link: one planted in place of a state
 /// or lock file (to make the holder write elsewhere, or read a reservation of someone
 /// else's making) is refused.
-fn owner_only(options: &mut OpenOptions) -> &mut OpenOptions {
+/// With `group`, the owner's group may read and write them too (0660, 0770).
+fn owner_only(options: &mut OpenOptions, group: bool) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        let mode = if group { 0o660 } else { 0o600 };
+        options.mode(mode).custom_flags(libc::O_NOFOLLOW);
     }
+    #[cfg(not(unix))]
+    let _ = group;
     options
 }
 
-/// The permission bits of `dir` if users other than its owner may write to it.
+/// The permission bits of `dir` if users other than its owner (other than its owner's
+/// group, with `group`) may write to it.
 #[cfg(unix)]
-fn writable_by_others(dir: &Path) -> Option<u32> {
+fn writable_by_others(dir: &Path, group: bool) -> Option<u32> {
     use std::os::unix::fs::PermissionsExt;
     let mode = fs::metadata(dir).ok()?.permissions().mode() & 0o7777;
-    (mode & 0o022 != 0).then_some(mode)
+    let others = if group { 0o002 } else { 0o022 };
+    (mode & others != 0).then_some(mode)
 }
 
 #[cfg(not(unix))]
-fn writable_by_others(_: &Path) -> Option<u32> {
+fn writable_by_others(_: &Path, _: bool) -> Option<u32> {
     None
 }
 
-/// Creates `dir` and its missing parents, owner-only (0700, less the umask).
-fn create_dirs(dir: &Path) -> std::io::Result<()> {
+/// Creates `dir` and its missing parents, owner-only (0700, less the umask), or with the
+/// group too (0770, less the umask).
+fn create_dirs(dir: &Path, group: bool) -> std::io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
+        builder.mode(if group { 0o770 } else { 0o700 });
     }
+    #[cfg(not(unix))]
+    let _ = group;
     builder.create(dir)
 }
 
@@ -198,7 +209,7 @@ fn open_err(path: &Path, e: std::io::Error) -> ClaimError {
 
 /// Reads node `node`'s state file; `None` if there is none.
 fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
-    let read = owner_only(OpenOptions::new().read(true))
+    let read = owner_only(OpenOptions::new().read(true), false)
         .open(path)
         .and_then(|mut f| {
             let mut bytes = Vec::new();
@@ -219,7 +230,7 @@ fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
 
 /// Replaces a state file durably: write a temporary file, fsync it, rename it over the
 /// old one, fsync the directory. A crash leaves the old file or the new one, never half.
-fn write_state(path: &Path, state: &State) -> Result<(), ClaimError> {
+fn write_state(path: &Path, state: &State, group: bool) -> Result<(), ClaimError> {
     // Unique in this process (several stores may share a directory) and across processes.
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
@@ -227,7 +238,8 @@ fn write_state(path: &Path, state: &State) -> Result<(), ClaimError> {
     let result = (|| {
         // A new file (never one that exists, nor a link), owner-only; the rename then
         // replaces whatever is at `path`, a planted link included, and not its target.
-        let mut f = owner_only(OpenOptions::new().write(true).create_new(true)).open(&tmp)?;
+        let mut f =
+            owner_only(OpenOptions::new().write(true).create_new(true), group).open(&tmp)?;
         f.write_all(state.to_text().as_bytes())?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;
@@ -281,9 +293,19 @@ impl FileStore {
         }
         Ok(FileStore {
             dir,
+            group: false,
             held: Mutex::default(),
             next_token: AtomicU64::new(1),
         })
+    }
+
+    /// Shares the store with the owner's group, told so explicitly (`file:DIR?share=group`):
+    /// files created 0660 and directories 0770 (less the umask: a group that must write
+    /// needs a umask such as 002), for holders that run as different users of one group.
+    /// Only a directory others outside the group may write to is then a warning.
+    pub fn shared_with_group(mut self) -> Self {
+        self.group = true;
+        self
     }
 
     /// The directory.
@@ -335,6 +357,7 @@ impl FileStore {
         claimed: &Claimed,
         reserved_until_ns: u64,
         released: bool,
+        group: bool,
     ) -> Result<(), ClaimError> {
         let dir = o.state_path.parent().unwrap_or(Path::new("."));
         let _dir_lock = lock_dir(dir)?;
@@ -357,7 +380,7 @@ impl FileStore {
             released,
             generation: o.generation,
         };
-        write_state(&o.state_path, &state)
+        write_state(&o.state_path, &state, group)
     }
 
     /// Opens and tries to lock node `node`'s lock file: `Some` if this call now holds it.
@@ -368,6 +391,7 @@ impl FileStore {
                 .write(true)
                 .create(true)
                 .truncate(false),
+            self.group,
         )
         .open(path)
         .map_err(|e| open_err(path, e))?;
@@ -389,7 +413,7 @@ impl ClaimStore for FileStore {
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
         let ns_dir = self.dir.join(request.namespace);
-        create_dirs(&ns_dir).map_err(|e| io_err(&ns_dir, e))?;
+        create_dirs(&ns_dir, self.group).map_err(|e| io_err(&ns_dir, e))?;
         let (mut held, mut corrupt) = (0, Vec::new());
         for node in request.pool.clone() {
             let (lock_path, state_path) = self.paths(request.namespace, node);
@@ -419,7 +443,7 @@ impl ClaimStore for FileStore {
                 released: false,
                 generation,
             };
-            write_state(&state_path, &state)?;
+            write_state(&state_path, &state, self.group)?;
             drop(dir_lock);
             self.held().insert(
                 token,
@@ -451,12 +475,12 @@ impl ClaimStore for FileStore {
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
         let owned = self.owned(claimed)?;
-        Self::write_owned(&owned, claimed, reserved_until_unix_ns, false)
+        Self::write_owned(&owned, claimed, reserved_until_unix_ns, false, self.group)
     }
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
         let owned = self.owned(claimed)?;
-        let result = Self::write_owned(&owned, claimed, reserved_until_unix_ns, true);
+        let result = Self::write_owned(&owned, claimed, reserved_until_unix_ns, true, self.group);
         // The state is durable before the lock goes (with the entry).
         self.held().remove(&claimed.token);
         result
@@ -477,7 +501,7 @@ impl ClaimStore for FileStore {
         }
         dirs.into_iter()
             .filter_map(|dir| {
-                let mode = writable_by_others(&dir)?;
+                let mode = writable_by_others(&dir, self.group)?;
                 Some(format!(
                     "{} is writable by other users (mode {mode:o}): they could rewrite a reservation and make two holders mint the same IDs; chmod go-w it",
                     dir.display()

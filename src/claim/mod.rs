@@ -53,6 +53,7 @@
 //! fence). [`open`] reads a store's URL; the
 //! [`ClaimStore`] trait is what a Redis, SQL or Consul store implements.
 
+mod access;
 mod claimed;
 mod claims;
 mod error;
@@ -76,6 +77,7 @@ use core::time::Duration;
 use std::string::String;
 use std::vec::Vec;
 
+pub use access::{Access, ReadAccess, Secret};
 pub use claimed::{ClaimGate, ClaimedGenerator};
 pub use claims::Claims;
 pub use error::{ClaimError, ClaimErrorKind};

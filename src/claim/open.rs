@@ -11,20 +11,28 @@ use std::vec::Vec;
 use super::EtcdStore;
 #[cfg(feature = "zookeeper")]
 use super::ZooKeeperStore;
-use super::{ClaimError, ClaimStore, FileStore, MemoryStore, StaticNode, static_node};
+use super::access::redact;
+use super::{
+    Access, ClaimError, ClaimStore, FileStore, MemoryStore, Secret, StaticNode, static_node,
+};
 
 /// The store a URL names:
 ///
 /// | URL | store |
 /// |---|---|
-/// | `file:DIR` (or `file://DIR`) | [`FileStore`] in `DIR`: one host, OS locks, fsynced reservations |
+/// | `file:DIR` (or `file://DIR`) | [`FileStore`] in `DIR`: one host, OS locks, fsynced reservations; owner-only files |
+/// | `file:DIR?share=group` | the same, shared with the owner's group ([`FileStore::shared_with_group`]) |
 /// | `memory:` | a new [`MemoryStore`]: this process only, leases of [`OpenOptions::ttl`] |
 /// | `static:N` | [`StaticNode`]: node id N, no fence |
 /// | `static:pod` or `static:pod+K` | [`StaticNode::from_pod_name`]: the ordinal of a StatefulSet pod (`$POD_NAME`, else `$HOSTNAME`, else the host name), plus K |
 ///
-/// | `etcd://HOST:PORT[,HOST:PORT...]` | [`EtcdStore`] (feature `etcd`): leases of [`OpenOptions::ttl`] |
+/// | `etcd://HOST:PORT[,HOST:PORT...][?QUERY]` | [`EtcdStore`] (feature `etcd`): leases of [`OpenOptions::ttl`] |
+/// | `etcds://HOST:PORT[,HOST:PORT...][?QUERY]` | the same over TLS |
+/// | `zookeeper://HOST:PORT[,HOST:PORT...][/CHROOT][?QUERY]` | [`ZooKeeperStore`] (feature `zookeeper`): sessions of [`OpenOptions::ttl`], under the chroot if given |
 ///
-/// | `zookeeper://HOST:PORT[,HOST:PORT...]` | [`ZooKeeperStore`] (feature `zookeeper`): sessions of [`OpenOptions::ttl`] |
+/// The query says how the store authenticates ([`Access`]): for example
+/// `etcds://10.0.0.5:2379?ca=/etc/flakeid/ca.pem&cert=/etc/flakeid/client.pem&key=/etc/flakeid/client-key.pem&user=flakeid&password-file=/run/secrets/etcd`
+/// or `zookeeper://10.0.0.7:2181?user=flakeid&password-file=/run/secrets/zk`.
 ///
 /// In a build without the `etcd` or `zookeeper` feature, its URL is refused with a message
 /// that says which feature to build with.
@@ -33,7 +41,7 @@ pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
 }
 
 /// How [`open_with`] opens a network store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OpenOptions {
     /// A claim's lease TTL on a coordinator (default 10 s): a holder that stops renewing
@@ -41,6 +49,8 @@ pub struct OpenOptions {
     pub ttl: Duration,
     /// The bound on connecting and on each request (default 5 s).
     pub timeout: Duration,
+    /// TLS and authentication; the URL's query adds to it.
+    pub access: Access,
 }
 
 impl Default for OpenOptions {
@@ -48,6 +58,7 @@ impl Default for OpenOptions {
         OpenOptions {
             ttl: Duration::from_secs(10),
             timeout: Duration::from_secs(5),
+            access: Access::default(),
         }
     }
 }
@@ -64,12 +75,18 @@ impl OpenOptions {
         self.timeout = timeout;
         self
     }
+
+    /// The password of the URL's `user=` (instead of its `password-file=`).
+    pub fn password(mut self, password: Secret) -> Self {
+        self.access.password = Some(password);
+        self
+    }
 }
 
 /// [`open`] with the TTL and timeout of a network store.
 pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     let bad = |reason: &str| ClaimError::BadUrl {
-        url: url.into(),
+        url: redact(url),
         reason: reason.into(),
     };
     let (scheme, rest) = url
@@ -78,10 +95,21 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
     match scheme {
         "file" => {
             let path = rest.strip_prefix("//").unwrap_or(rest);
+            let (path, share) = match path.rsplit_once("?share=") {
+                Some((path, share)) => (path, Some(share)),
+                None => (path, None),
+            };
             if path.is_empty() {
                 return Err(bad("file: needs a directory, as in file:/var/lib/flakeid"));
             }
-            Ok(Arc::new(FileStore::open(path)?))
+            let store = FileStore::open(path)?;
+            match share {
+                None | Some("owner") => Ok(Arc::new(store)),
+                Some("group") => Ok(Arc::new(store.shared_with_group())),
+                Some(_) => Err(bad(
+                    "share= takes owner (the default: 0600 files, 0700 directories) or group (0660, 0770)",
+                )),
+            }
         }
         "memory" if rest.is_empty() || rest == "//" => Ok(Arc::new(MemoryStore::with_clock(
             options.ttl,
@@ -95,31 +123,57 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
             },
         )?)),
         #[cfg(feature = "etcd")]
-        "etcd" => {
+        "etcd" | "etcds" => {
+            let (rest, access) = query(url, rest, &options.access)?;
+            let access = Access {
+                tls: access.tls || scheme == "etcds",
+                ..access
+            };
             let endpoints = host_ports(rest, "etcd://127.0.0.1:2379").map_err(|r| bad(&r))?;
             if options.ttl < Duration::from_secs(1) {
                 return Err(bad("the lease TTL is at least 1s"));
             }
-            Ok(Arc::new(EtcdStore::connect(
-                &endpoints,
-                options.ttl,
-                options.timeout,
-            )?))
+            let options = OpenOptions {
+                access,
+                ..options.clone()
+            };
+            Ok(Arc::new(EtcdStore::connect_with(&endpoints, &options)?))
         }
         #[cfg(not(feature = "etcd"))]
-        "etcd" => Err(bad(
+        "etcd" | "etcds" => Err(bad(
             "this build has no etcd store: build flakeid with --features etcd",
         )),
         #[cfg(feature = "zookeeper")]
         "zookeeper" => {
+            let (rest, access) = query(url, rest, &options.access)?;
+            if access.tls {
+                return Err(bad(
+                    "ca=, cert= and key= are etcd's: this version reaches ZooKeeper without TLS (authenticate with user= and password-file=, and reach the ensemble over a private network)",
+                ));
+            }
+            // A chroot after the hosts (`zookeeper://a:2181,b:2181/apps/ids`): every znode
+            // lives under it, which must exist.
+            let (rest, chroot) = match rest
+                .strip_prefix("//")
+                .and_then(|l| l.find('/').map(|i| i + 2))
+            {
+                Some(i) if i + 1 < rest.len() => rest.split_at(i),
+                _ => (rest, ""),
+            };
+            if chroot.ends_with('/') || chroot.contains("//") {
+                return Err(bad(
+                    "a chroot is /PATH after the hosts, as zookeeper://10.0.0.7:2181/apps/ids, without a trailing or double slash",
+                ));
+            }
             let hosts = host_ports(rest, "zookeeper://127.0.0.1:2181")
                 .map_err(|r| bad(&r))?
-                .join(",");
-            Ok(Arc::new(ZooKeeperStore::connect(
-                &hosts,
-                options.ttl,
-                options.timeout,
-            )?))
+                .join(",")
+                + chroot;
+            let options = OpenOptions {
+                access,
+                ..options.clone()
+            };
+            Ok(Arc::new(ZooKeeperStore::connect_with(&hosts, &options)?))
         }
         #[cfg(not(feature = "zookeeper"))]
         "zookeeper" => Err(bad(
@@ -128,6 +182,16 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         _ => Err(bad(
             "unknown scheme: give file:DIR, memory:, static:N or static:pod",
         )),
+    }
+}
+
+/// A network store's URL rest split at its query: the hosts part, and `access` with the
+/// query read over it.
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+fn query<'a>(url: &str, rest: &'a str, access: &Access) -> Result<(&'a str, Access), ClaimError> {
+    match rest.split_once('?') {
+        Some((hosts, query)) => Ok((hosts, access.clone().with_query(url, query)?)),
+        None => Ok((rest, access.clone().with_query(url, "")?)),
     }
 }
 

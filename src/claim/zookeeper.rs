@@ -8,12 +8,14 @@ use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
 use zookeeper_client::{
-    Acls, Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult, SessionState,
-    StateWatcher,
+    Acl, Acls, AuthId, Client, CreateMode, Error as ZkError, MultiWriteError, MultiWriteResult,
+    Permission, SessionState, StateWatcher,
 };
 
 use super::remote::{Listing, Remote, parse_reserved, unreachable};
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed};
+use super::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, OpenOptions, ReadAccess, Secret,
+};
 mod write;
 
 /// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session at a time per store.
@@ -45,8 +47,17 @@ mod write;
 /// - Dropping the store closes its session, so its ephemeral znodes go at once rather than
 ///   a session timeout later.
 ///
-/// Permissions: create, read, write and delete under `/flakeid` (the znodes are created
-/// with the open ACL; give the store a chroot'ed connect string to confine it).
+/// Access: with a user (`zookeeper://HOST:PORT?user=NAME&password-file=FILE`, digest
+/// auth) every znode is created with an ACL that lets only that identity create, write
+/// and delete it (ZooKeeper's `auth` scheme, "creator only"), and lets anyone read it
+/// (`read=open`, the default, so `flakeid claims` needs no password) or only that
+/// identity (`read=creator`). Another identity, or an unauthenticated client, then gets
+/// NoAuth on any write, which is [`ClaimError::Refused`]: it can neither take an id nor
+/// move a reservation. Without a user the znodes are open to every client of the ensemble
+/// (the ACL `world:anyone`), and [`ClaimStore::warnings`] says so.
+///
+/// One identity per root: `/flakeid` belongs to whoever created it first. Give each
+/// identity its own root with a chroot (`zookeeper://HOST:PORT/CHROOT`, which must exist).
 pub struct ZooKeeperStore {
     /// The session new claims are made in (`None` only in the drop, which closes it).
     client: Mutex<Option<Arc<Client>>>,
@@ -72,6 +83,9 @@ struct Connect {
     ttl: Duration,
     timeout: Duration,
     root: String,
+    /// Digest auth: `user` and its password.
+    auth: Option<(String, Secret)>,
+    read: ReadAccess,
 }
 
 impl core::fmt::Debug for ZooKeeperStore {
@@ -99,6 +113,22 @@ fn set_version(results: &[MultiWriteResult]) -> Option<i32> {
     })
 }
 
+/// A write the znode's ACL does not grant this client.
+fn no_auth(url: &str) -> ClaimError {
+    ClaimError::Refused {
+        store: url.into(),
+        reason: "the znodes' ACL does not let this identity write them (NoAuth): they belong to the identity that created them; connect with its user= and password-file=, or give this identity its own root with a chroot'ed connect string".into(),
+    }
+}
+
+/// A ZooKeeper error outside a claim's writes: NoAuth a refusal, the rest unreachable.
+fn zk_error(url: &str, e: ZkError) -> ClaimError {
+    match e {
+        ZkError::NoAuth => no_auth(url),
+        e => unreachable(url, e),
+    }
+}
+
 /// Whether a session can no longer be used.
 fn ended(client: &Client) -> bool {
     matches!(
@@ -109,13 +139,37 @@ fn ended(client: &Client) -> bool {
 
 impl Connect {
     async fn open(&self, url: &str) -> Result<Client, ClaimError> {
-        Client::connector()
+        let connector = Client::connector()
             .with_session_timeout(self.ttl)
             .with_connection_timeout(self.timeout)
-            .with_fail_eagerly()
-            .connect(&self.hosts)
-            .await
-            .map_err(|e| unreachable(url, e))
+            .with_fail_eagerly();
+        let connector = match &self.auth {
+            Some((user, password)) => {
+                let digest = format!("{user}:{}", password.expose());
+                connector.with_auth("digest", digest.as_bytes())
+            }
+            None => connector,
+        };
+        connector.connect(&self.hosts).await.map_err(|e| match e {
+            ZkError::AuthFailed => ClaimError::Refused {
+                store: url.into(),
+                reason: "the server refused the digest credentials (AuthFailed): check user= and the password file".into(),
+            },
+            e => unreachable(url, e),
+        })
+    }
+
+    /// The ACL of every znode the store creates: all to this identity (`auth`), and read
+    /// to anyone unless `read=creator`; open to all without a user.
+    fn acls(&self) -> Vec<Acl> {
+        match (&self.auth, self.read) {
+            (None, _) => Acls::anyone_all().to_vec(),
+            (Some(_), ReadAccess::Creator) => Acls::creator_all().to_vec(),
+            (Some(_), _) => vec![
+                Acl::new(Permission::ALL, AuthId::authed()),
+                Acl::new(Permission::READ, AuthId::anyone()),
+            ],
+        }
     }
 }
 
@@ -129,13 +183,23 @@ impl ZooKeeperStore {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<ZooKeeperStore, ClaimError> {
+        ZooKeeperStore::connect_with(hosts, &OpenOptions::default().ttl(ttl).timeout(timeout))
+    }
+
+    /// [`connect`](ZooKeeperStore::connect) with the TTL, the timeout and the digest
+    /// authentication and read ACL of `options` ([`Access`](super::Access): `user`,
+    /// `password`, `read`).
+    pub fn connect_with(hosts: &str, options: &OpenOptions) -> Result<ZooKeeperStore, ClaimError> {
         let url = format!("zookeeper://{hosts}");
-        let remote = Remote::new(url.clone(), timeout, "flakeid-zookeeper")?;
+        let remote = Remote::new(url.clone(), options.timeout, "flakeid-zookeeper")?;
+        let access = &options.access;
         let connect = Connect {
             hosts: hosts.into(),
-            ttl,
-            timeout,
+            ttl: options.ttl,
+            timeout: options.timeout,
             root: "/flakeid".into(),
+            auth: access.user.clone().zip(access.password.clone()),
+            read: access.read,
         };
         let c = connect.clone();
         let client = remote.run(async move { c.open(&url).await })?;
@@ -168,9 +232,11 @@ impl ZooKeeperStore {
         Ok(fresh)
     }
 
-    /// A ZooKeeper error as a claim error: an expired session is a lost claim.
+    /// A ZooKeeper error as a claim error: an expired session is a lost claim, NoAuth a
+    /// refusal.
     fn error(url: &str, claimed: Option<&Claimed>, e: ZkError) -> ClaimError {
         match (e, claimed) {
+            (ZkError::NoAuth, _) => no_auth(url),
             (ZkError::SessionExpired | ZkError::NoNode | ZkError::BadVersion, Some(c)) => {
                 ClaimError::NotOwner {
                     namespace: c.namespace.clone(),
@@ -194,6 +260,16 @@ impl ClaimStore for ZooKeeperStore {
 
     fn url(&self) -> String {
         self.remote.url.clone()
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        match self.connect.auth {
+            Some(_) => Vec::new(),
+            None => vec![format!(
+                "{} is used without a user: its znodes are open to every client of the ensemble (ACL world:anyone), which could rewrite a reservation; give ?user=NAME&password-file=FILE for digest auth and creator-only znodes",
+                self.remote.url
+            )],
+        }
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
@@ -220,12 +296,23 @@ impl ClaimStore for ZooKeeperStore {
             .next_token
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let claims = Arc::clone(&self.claims);
+        let acls = self.connect.acls();
         self.remote.run(async move {
-            let e = |e: ZkError| unreachable(&url, e);
-            let persistent = CreateMode::Persistent.with_acls(Acls::anyone_all());
-            let ephemeral = CreateMode::Ephemeral.with_acls(Acls::anyone_all());
+            let e = |e: ZkError| zk_error(&url, e);
+            let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));
+            let ephemeral = CreateMode::Ephemeral.with_acls(Acls::new(&acls));
             for dir in &dirs {
-                client.mkdir(dir, &persistent).await.map_err(e)?;
+                match client.mkdir(dir, &persistent).await {
+                    Ok(()) => {}
+                    // Only the chroot can be missing: mkdir makes the rest.
+                    Err(ZkError::NoNode) => {
+                        return Err(ClaimError::BadUrl {
+                            url: url.clone(),
+                            reason: "its chroot does not exist: create it first (zkCli.sh create /PATH), or leave it out".into(),
+                        });
+                    }
+                    Err(err) => return Err(e(err)),
+                }
             }
             let (mut held, mut corrupt) = (0, Vec::new());
             'ids: for (node, node_path, reserved_path) in paths {
@@ -319,7 +406,7 @@ impl ClaimStore for ZooKeeperStore {
         let client = self.session()?;
         let base = format!("{}/{namespace}", self.connect.root);
         self.remote.run(async move {
-            let e = |e: ZkError| unreachable(&url, e);
+            let e = |e: ZkError| zk_error(&url, e);
             let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
             for kind in ["reserved", "nodes"] {
                 let dir = format!("{base}/{kind}");

@@ -126,12 +126,11 @@ pub fn wait_until_answers(url: &str, port: u16, bound: Duration, log: &std::path
     }
 }
 
-/// The scenarios as tests, each on a fresh server from `$start` (an
-/// `fn(&str) -> Option<impl Server>`, `None` to skip), one at a time; `$scheme` for the
-/// unreachable store.
+/// The `gen` scenarios as tests, each on a fresh server from `$start` (an
+/// `fn(&str) -> Option<impl Server>`, `None` to skip), one at a time.
 #[macro_export]
-macro_rules! scenarios {
-    ($start:path, $scheme:literal) => {
+macro_rules! gen_scenarios {
+    ($start:path) => {
         fn on_server(name: &str, scenario: fn(&mut dyn fleet::Server)) {
             let _one = fleet::one_at_a_time();
             if let Some(mut server) = $start(name) {
@@ -191,6 +190,14 @@ macro_rules! scenarios {
                 fleet::when_the_window_runs_out_gen_says_what_happened_and_stops,
             );
         }
+    };
+}
+
+/// [`gen_scenarios`], the service's scenarios and the unreachable store.
+#[macro_export]
+macro_rules! scenarios {
+    ($start:path, $scheme:literal) => {
+        gen_scenarios!($start);
 
         #[test]
         fn serve_readiness_follows_the_store() {

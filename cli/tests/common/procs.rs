@@ -52,10 +52,21 @@ pub fn spawn(args: &[&str]) -> Gen {
 
 impl Gen {
     /// The next stderr line, within `bound`.
+    /// Warnings (`flakeid: warning: ...`, such as a ZooKeeper store without a user) are
+    /// passed over, and shown on the test's standard error.
     pub fn line(&self, bound: Duration) -> String {
-        self.stderr
-            .recv_timeout(bound)
-            .unwrap_or_else(|e| panic!("no stderr line within {bound:?}: {e}"))
+        let deadline = Instant::now() + bound;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .stderr
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no stderr line within {bound:?}: {e}"));
+            if !line.starts_with("flakeid: warning: ") {
+                return line;
+            }
+            eprintln!("[gen] {line}");
+        }
     }
 
     /// The node the process says it claimed.

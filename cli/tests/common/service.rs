@@ -66,17 +66,27 @@ pub fn serve_env(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served
             }
         };
         seen.push(line.clone());
-        if let Some(at) = line.find("HTTP on http://") {
-            let rest = &line[at + "HTTP on http://".len()..];
+        if let Some(at) = line.find("HTTP on ") {
+            let rest = &line[at + "HTTP on ".len()..];
             let http = rest.split([',', ' ']).next().unwrap().to_string();
-            let grpc = line
-                .find("gRPC on ")
-                .map(|g| line[g + "gRPC on ".len()..].trim().to_string());
+            let scheme = if http.starts_with("https://") {
+                "https"
+            } else {
+                "http"
+            };
+            let grpc = line.find("gRPC on ").map(|g| {
+                line[g + "gRPC on ".len()..]
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .to_string()
+            });
             return Served {
                 before: seen,
                 child: Some(child),
-                http: format!("http://{http}"),
-                grpc: grpc.map(|g| format!("http://{g}")),
+                http,
+                grpc: grpc.map(|g| format!("{scheme}://{g}")),
                 stderr: rx,
             };
         }

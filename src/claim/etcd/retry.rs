@@ -73,3 +73,159 @@ pub(super) async fn keep_alive(
     keeper.keep_alive().await?;
     Ok(stream.message().await?.is_some_and(|r| r.ttl() > 0))
 }
+
+/// The TLS setup of `access`: its CA bundle (else the system's roots) and its client
+/// certificate, each file read now so that a missing one is named.
+pub(super) fn tls_options(access: &Access) -> Result<etcd_client::TlsOptions, ClaimError> {
+    use super::super::access::read_pem;
+    use etcd_client::{Certificate, Identity, TlsOptions};
+    let mut tls = TlsOptions::new();
+    tls = match &access.ca {
+        Some(ca) => tls.ca_certificate(Certificate::from_pem(read_pem(ca, "CA bundle (ca=)")?)),
+        None => tls.with_native_roots(),
+    };
+    if let (Some(cert), Some(key)) = (&access.cert, &access.key) {
+        let cert = read_pem(cert, "client certificate (cert=)")?;
+        let key = read_pem(key, "client key (key=)")?;
+        tls = tls.identity(Identity::from_pem(cert, key));
+    }
+    Ok(tls)
+}
+
+/// An etcd client's error as a claim error: a refusal (TLS, the user or password, a
+/// permission) is [`ClaimError::Refused`] saying what to fix and ends the retries; the
+/// rest is unreachable (retried).
+pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
+    let refused = |reason: String| ClaimError::Refused {
+        store: url.into(),
+        reason,
+    };
+    // The whole chain: a TLS failure hides a few sources down.
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    if let etcd_client::Error::GRpcStatus(status) = &e {
+        let message = status.message();
+        text = format!("{message}; {text}");
+        match status.code() {
+            tonic::Code::PermissionDenied => {
+                return refused(format!(
+                    "permission denied ({message}): grant the user's role readwrite on the key prefix, as in `etcdctl role grant-permission ROLE readwrite --prefix=true flakeid/`"
+                ));
+            }
+            tonic::Code::InvalidArgument | tonic::Code::Unauthenticated
+                if message.contains("authentication failed")
+                    || message.contains("invalid user")
+                    || message.contains("password") =>
+            {
+                return refused(format!(
+                    "the user or its password was refused ({message}): check user= and the password file"
+                ));
+            }
+            tonic::Code::InvalidArgument | tonic::Code::Unauthenticated
+                if message.contains("invalid auth token") =>
+            {
+                return refused(format!(
+                    "etcd no longer takes this client's auth token ({message}: it expired, or etcd restarted) and no new one was had: give user=NAME and password-file=FILE"
+                ));
+            }
+            tonic::Code::InvalidArgument | tonic::Code::Unauthenticated
+                if message.contains("user name is empty") || message.contains("token") =>
+            {
+                return refused(format!(
+                    "etcd requires authentication ({message}): give user=NAME and password-file=FILE"
+                ));
+            }
+            _ => {}
+        }
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("invalid peer certificate") || lower.contains("unknownissuer") {
+        return refused(format!(
+            "the server's certificate is not trusted (TLS: {}): give ca= the CA bundle that signed the etcd servers' certificates",
+            tls_detail(&text)
+        ));
+    }
+    if lower.contains("certificaterequired")
+        || lower.contains("certificate required")
+        || lower.contains("badcertificate")
+        || lower.contains("bad certificate")
+        || lower.contains("unknownca")
+        || lower.contains("unknown ca")
+    {
+        return refused(format!(
+            "the server refused this client's certificate, or wants one (TLS: {}): give cert= and key= of a client certificate signed by a CA the servers trust",
+            tls_detail(&text)
+        ));
+    }
+    if lower.contains("invalidcontenttype") || lower.contains("corrupt message") {
+        return refused(format!(
+            "the server does not speak TLS (TLS: {}): use etcd:// without ca=, cert= and key=",
+            tls_detail(&text)
+        ));
+    }
+    unreachable(url, text)
+}
+
+/// The name of the TLS failure in an error chain (rustls's alert or certificate error),
+/// for a message: the chain itself is long and nested.
+fn tls_detail(text: &str) -> &str {
+    const NAMES: [&str; 9] = [
+        "UnknownIssuer",
+        "CertificateRequired",
+        "BadCertificate",
+        "UnknownCA",
+        "CertExpired",
+        "NotValidForName",
+        "InvalidContentType",
+        "corrupt message",
+        "invalid peer certificate",
+    ];
+    NAMES
+        .iter()
+        .find(|n| text.contains(*n))
+        .map_or("a TLS failure", |n| n)
+}
+
+/// A connect that failed only because every server closed (or reset) the connection right
+/// after the TLS handshake: under TLS 1.3 that is how a server refuses a client
+/// certificate, or the lack of one (the client may see no alert, only the closed
+/// connection or a broken pipe on its next write), so over TLS it is
+/// [`ClaimError::Refused`] saying so.
+pub(super) fn closed_after_handshake(e: ClaimError, access: &Access) -> ClaimError {
+    match e {
+        ClaimError::Unreachable { store, reason }
+            if access.tls
+                && [
+                    "connection closed",
+                    "BrokenPipe",
+                    "Broken pipe",
+                    "ConnectionReset",
+                ]
+                .iter()
+                .any(|c| reason.contains(c)) =>
+        {
+            let what = if access.cert.is_some() {
+                "refuses a client certificate"
+            } else {
+                "asks for a client certificate"
+            };
+            let fix = if access.cert.is_some() {
+                "check that cert= is signed by a CA the servers trust (their --trusted-ca-file)"
+            } else {
+                "give cert= and key= of a client certificate signed by a CA the servers trust"
+            };
+            ClaimError::Refused {
+                store,
+                reason: format!(
+                    "every server closed the connection right after the TLS handshake, which is how etcd {what} ({reason}): {fix}"
+                ),
+            }
+        }
+        e => e,
+    }
+}

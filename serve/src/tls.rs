@@ -1,0 +1,237 @@
+//! TLS on the service's listeners (rustls): [`TlsKeys`], a certificate and key from PEM
+//! files, reloaded when asked (SIGHUP) or when the files change, without dropping a
+//! connection; [`TlsListener`], handshakes off the accept loop.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::crypto::CryptoProvider;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_rustls::rustls::{self, ServerConfig};
+use tokio_rustls::server::TlsStream;
+
+/// Why a certificate and key could not be loaded: the file and what to do. Never the
+/// key's content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsError(String);
+
+impl std::fmt::Display for TlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TlsError {}
+
+/// What a file was when last read: changed when any of these moved (a rename over it, as
+/// Kubernetes does for a mounted secret, changes the inode).
+type Stamp = Option<(SystemTime, u64, u64)>;
+
+fn stamp(path: &Path) -> Stamp {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    Some((meta.modified().ok()?, meta.len(), inode))
+}
+
+/// The server's certificate chain and key, from PEM files; every new handshake uses the
+/// last good pair, so a reload changes what new connections see and leaves the open
+/// ones alone. A reload that fails keeps the pair in use.
+pub struct TlsKeys {
+    cert: PathBuf,
+    key: PathBuf,
+    provider: Arc<CryptoProvider>,
+    current: RwLock<Arc<CertifiedKey>>,
+    stamps: Mutex<(Stamp, Stamp)>,
+}
+
+impl std::fmt::Debug for TlsKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsKeys")
+            .field("cert", &self.cert)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TlsKeys {
+    /// Loads the certificate chain (`cert`, PEM, the server's certificate first) and its
+    /// private key (`key`, PEM: PKCS#8, PKCS#1 or SEC1).
+    pub fn load(
+        cert: impl Into<PathBuf>,
+        key: impl Into<PathBuf>,
+    ) -> Result<Arc<TlsKeys>, TlsError> {
+        let (cert, key) = (cert.into(), key.into());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let stamps = (stamp(&cert), stamp(&key));
+        let pair = read_pair(&cert, &key, &provider)?;
+        Ok(Arc::new(TlsKeys {
+            cert,
+            key,
+            provider,
+            current: RwLock::new(Arc::new(pair)),
+            stamps: Mutex::new(stamps),
+        }))
+    }
+
+    /// Reads the files again and, if they hold a good pair, serves it from the next
+    /// handshake on; otherwise keeps the pair in use and says why.
+    pub fn reload(&self) -> Result<(), TlsError> {
+        let stamps = (stamp(&self.cert), stamp(&self.key));
+        *self.stamps.lock().unwrap_or_else(|p| p.into_inner()) = stamps;
+        let pair = read_pair(&self.cert, &self.key, &self.provider)?;
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(pair);
+        Ok(())
+    }
+
+    /// Whether either file changed since it was last read.
+    pub fn changed(&self) -> bool {
+        let now = (stamp(&self.cert), stamp(&self.key));
+        *self.stamps.lock().unwrap_or_else(|p| p.into_inner()) != now
+    }
+
+    /// The files, as flags and messages name them.
+    pub fn files(&self) -> (&Path, &Path) {
+        (&self.cert, &self.key)
+    }
+
+    /// A rustls server configuration that takes its certificate from these keys,
+    /// offering `alpn` (as `h2`, `http/1.1`).
+    pub fn server_config(self: &Arc<Self>, alpn: &[&[u8]]) -> Arc<ServerConfig> {
+        let mut config = ServerConfig::builder_with_provider(Arc::clone(&self.provider))
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::clone(self) as Arc<dyn ResolvesServerCert>);
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        Arc::new(config)
+    }
+}
+
+impl ResolvesServerCert for TlsKeys {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(Arc::clone(
+            &self.current.read().unwrap_or_else(|p| p.into_inner()),
+        ))
+    }
+}
+
+/// Reads and checks a certificate chain and its key.
+fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<CertifiedKey, TlsError> {
+    let read = |path: &Path, what: &str| {
+        std::fs::read(path).map_err(|e| {
+            TlsError(format!(
+                "cannot read the TLS {what} {}: {e}; give a PEM file this process can read",
+                path.display()
+            ))
+        })
+    };
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&read(cert, "certificate")?)
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            TlsError(format!(
+                "{} is not a PEM certificate chain ({e}): give the server's certificate, then its intermediates",
+                cert.display()
+            ))
+        })?;
+    if chain.is_empty() {
+        return Err(TlsError(format!(
+            "{} holds no certificate (no BEGIN CERTIFICATE block): give the server's certificate in PEM",
+            cert.display()
+        )));
+    }
+    let private = PrivateKeyDer::from_pem_slice(&read(key, "key")?).map_err(|_| {
+        TlsError(format!(
+            "{} holds no PEM private key (PKCS#8, PKCS#1 or SEC1): give the key of the certificate",
+            key.display()
+        ))
+    })?;
+    CertifiedKey::from_der(chain, private, provider).map_err(|e| {
+        TlsError(format!(
+            "the key {} does not go with the certificate {} ({e}): give the pair that belongs together",
+            key.display(),
+            cert.display()
+        ))
+    })
+}
+
+/// A TCP listener whose connections arrive after their TLS handshake. Each handshake runs
+/// in a task of its own, bounded by `handshake`, so a slow or silent client never holds up
+/// the others; a failed one is counted (`flakeid_tls_handshake_failures_total`) and
+/// dropped.
+pub struct TlsListener {
+    rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    local: SocketAddr,
+}
+
+impl TlsListener {
+    /// Accepts on `tcp` with `config` until this listener is dropped.
+    pub fn new(
+        tcp: TcpListener,
+        config: Arc<ServerConfig>,
+        handshake: Duration,
+    ) -> std::io::Result<TlsListener> {
+        let local = tcp.local_addr()?;
+        let acceptor = TlsAcceptor::from(config);
+        let (tx, rx) = mpsc::channel(64);
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    accepted = tcp.accept() => accepted,
+                    _ = tx.closed() => return,
+                };
+                let Ok((stream, addr)) = accepted else {
+                    // Out of descriptors, say: let it pass rather than spin.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                tokio::spawn(async move {
+                    match tokio::time::timeout(handshake, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => {
+                            let _ = tx.send((tls, addr)).await;
+                        }
+                        _ => metrics::counter!("flakeid_tls_handshake_failures_total").increment(1),
+                    }
+                });
+            }
+        });
+        Ok(TlsListener { rx, local })
+    }
+
+    /// The connections as a stream, for tonic's `serve_with_incoming`.
+    pub fn into_stream(
+        self,
+    ) -> impl tokio_stream::Stream<Item = Result<TlsStream<TcpStream>, std::io::Error>> {
+        use tokio_stream::StreamExt;
+        tokio_stream::wrappers::ReceiverStream::new(self.rx).map(|(tls, _)| Ok(tls))
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        match self.rx.recv().await {
+            Some(accepted) => accepted,
+            // The accept loop ended: nothing comes any more.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        Ok(self.local)
+    }
+}

@@ -1,0 +1,236 @@
+//! [`Access`]: how a network store proves who it is and whom it trusts (TLS files, a user
+//! and its password, a ZooKeeper read ACL), read from a store URL's query; [`Secret`], a
+//! password that never prints.
+
+use core::fmt;
+use std::path::{Path, PathBuf};
+use std::string::String;
+#[cfg(feature = "etcd")]
+use std::vec::Vec;
+
+use super::ClaimError;
+
+/// A password: read from a file or the environment, never printed. Its `Debug` says
+/// `Secret(<redacted>)`; it has no `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// A secret from its text.
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    /// The secret in the file at `path`, without the line end that editors and `echo`
+    /// leave. An error names the file, never its content.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Secret, ClaimError> {
+        let path = path.as_ref();
+        let io = |reason: String| ClaimError::Io {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.is_empty() {
+            return Err(io("the password file is empty".into()));
+        }
+        Ok(Secret(text.into()))
+    }
+
+    /// The secret's text, for the client that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// Who may read a ZooKeeper store's znodes when it authenticates (writes and deletes are
+/// always its own identity's only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ReadAccess {
+    /// Anyone may read (`flakeid claims` works without the password).
+    #[default]
+    Open,
+    /// Only the store's own identity may read.
+    Creator,
+}
+
+/// How a network store authenticates, and which servers it trusts. Read from the query of
+/// the store's URL (see [`open`](super::open)); the password comes from `password-file=`
+/// or [`Access::password`], never from the URL itself.
+///
+/// | query | etcd | ZooKeeper |
+/// |---|---|---|
+/// | `ca=FILE` | PEM CA bundle that signs the servers' certificates (TLS; implied by `etcds://`) | — |
+/// | `cert=FILE`, `key=FILE` | the client's certificate and key (mutual TLS) | — |
+/// | `user=NAME` | etcd's user/password auth; the token is refreshed when it expires | digest auth as `NAME` |
+/// | `password-file=FILE` | the user's password | the digest password |
+/// | `read=open\|creator` | — | who may read the znodes (default `open`); only this identity writes them |
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Access {
+    /// TLS: the URL was `etcds://`, or a CA or client certificate was given.
+    pub tls: bool,
+    /// The CA bundle (PEM) that verifies the servers; without it, the system's roots.
+    pub ca: Option<PathBuf>,
+    /// The client certificate (PEM) for mutual TLS; needs `key`.
+    pub cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    pub key: Option<PathBuf>,
+    /// The user to authenticate as.
+    pub user: Option<String>,
+    /// The user's password.
+    pub password: Option<Secret>,
+    /// Who may read a ZooKeeper store's znodes.
+    pub read: ReadAccess,
+}
+
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+impl Access {
+    /// Reads `ca`, `cert`, `key`, `user`, `password-file` and `read` from a URL's query
+    /// (`a=1&b=2`, no escapes), over what `self` holds. A `password=` is refused: a
+    /// password in a URL ends up in shell history, process lists and logs.
+    pub(crate) fn with_query(mut self, url: &str, query: &str) -> Result<Access, ClaimError> {
+        let bad = |reason: String| ClaimError::BadUrl {
+            url: redact(url),
+            reason,
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair
+                .split_once('=')
+                .filter(|(_, v)| !v.is_empty())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "{:?} in the query is not NAME=VALUE",
+                        name_of(pair)
+                    ))
+                })?;
+            match name {
+                "ca" => self.ca = Some(value.into()),
+                "cert" => self.cert = Some(value.into()),
+                "key" => self.key = Some(value.into()),
+                "user" => self.user = Some(value.into()),
+                "password-file" | "password_file" => {
+                    self.password = Some(Secret::from_file(value)?);
+                }
+                "password" => {
+                    return Err(bad(
+                        "a password never goes in the URL (shell history, process lists, logs): give password-file=FILE, or the tool's --claim-password-file or FLAKEID_CLAIM_PASSWORD".into(),
+                    ));
+                }
+                "read" => {
+                    self.read = match value {
+                        "open" => ReadAccess::Open,
+                        "creator" => ReadAccess::Creator,
+                        _ => {
+                            return Err(bad(format!(
+                                "read={value}: give read=open or read=creator"
+                            )));
+                        }
+                    }
+                }
+                other => {
+                    return Err(bad(format!(
+                        "unknown query parameter {other:?}: the store reads ca, cert, key, user, password-file and read"
+                    )));
+                }
+            }
+        }
+        if self.ca.is_some() || self.cert.is_some() {
+            self.tls = true;
+        }
+        if self.cert.is_some() != self.key.is_some() {
+            return Err(bad(
+                "mutual TLS needs both cert=FILE and key=FILE (the client certificate and its key)"
+                    .into(),
+            ));
+        }
+        if self.password.is_some() && self.user.is_none() {
+            return Err(bad("a password without user=NAME: give the user too".into()));
+        }
+        if self.user.is_some() && self.password.is_none() {
+            return Err(bad(
+                "user= without a password: give password-file=FILE (or the tool's --claim-password-file or FLAKEID_CLAIM_PASSWORD)".into(),
+            ));
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+/// The parameter's name, for a message (never its value, which may be a secret).
+fn name_of(pair: &str) -> &str {
+    pair.split_once('=').map_or(pair, |(n, _)| n)
+}
+
+/// A URL as messages show it: without its query (file paths and a user name, and, were
+/// one given against the advice, a password).
+pub(crate) fn redact(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, _)) => format!("{base}?…"),
+        None => url.into(),
+    }
+}
+
+#[cfg(feature = "etcd")]
+/// Reads a PEM file for the TLS setup, naming it and its role in an error.
+pub(crate) fn read_pem(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
+    std::fs::read(path).map_err(|e| ClaimError::Io {
+        path: path.display().to_string(),
+        reason: format!("cannot read the {role}: {e}"),
+    })
+}
+
+#[cfg(all(test, any(feature = "etcd", feature = "zookeeper")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_never_prints() {
+        let s = Secret::new("hunter2");
+        assert_eq!(format!("{s:?}"), "Secret(<redacted>)");
+        let a = Access {
+            password: Some(s),
+            user: Some("u".into()),
+            ..Access::default()
+        };
+        assert!(!format!("{a:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn the_query_is_read_and_a_password_in_it_refused() {
+        let a = Access::default()
+            .with_query("etcd://h:1?ca=/c", "ca=/c&cert=/x&key=/y")
+            .unwrap();
+        assert!(a.tls);
+        assert_eq!(a.key.as_deref(), Some(Path::new("/y")));
+        let e = Access::default()
+            .with_query(
+                "etcd://h:1?user=u&password=hunter2",
+                "user=u&password=hunter2",
+            )
+            .unwrap_err();
+        let text = format!("{e} {e:?}");
+        assert!(text.contains("never goes in the URL"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+        for (q, says) in [
+            ("cert=/x", "both cert"),
+            ("user=u", "without a password"),
+            ("read=all", "read=open or read=creator"),
+            ("cat=1", "unknown query parameter"),
+            ("ca", "NAME=VALUE"),
+        ] {
+            let e = Access::default()
+                .with_query("u", q)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{q}: {e}");
+        }
+    }
+}

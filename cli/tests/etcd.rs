@@ -33,12 +33,7 @@ impl Etcd {
     /// Starts a server, or says why not: `None` (the test skips) when there is no `etcd`
     /// binary, unless `FLAKEID_REQUIRE_SERVERS` is set.
     fn start(name: &str) -> Option<Etcd> {
-        if !available(
-            name,
-            "etcd",
-            &["--version"],
-            "Debian: apt-get install etcd-server",
-        ) {
+        if !etcd_available(name) {
             return None;
         }
         let mut etcd = Etcd {
@@ -69,6 +64,7 @@ impl Server for Etcd {
             "flakeid-test",
             (self.client_port, self.peer_port),
             &peer,
+            None,
         );
         let url = self.url();
         self.process.spawn(
@@ -81,14 +77,17 @@ impl Server for Etcd {
 }
 
 /// The command that runs etcd member `name` of `initial_cluster` on loopback, its data in
-/// `process`'s directory.
+/// `process`'s directory; with `tls`, its clients over TLS with a certificate its CA
+/// signed (`--client-cert-auth`).
 fn member(
     process: &Process,
     name: &str,
     (client_port, peer_port): (u16, u16),
     initial_cluster: &str,
+    tls: Option<&certs::Certs>,
 ) -> Command {
-    let client = format!("http://127.0.0.1:{client_port}");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let client = format!("{scheme}://127.0.0.1:{client_port}");
     let peer = format!("http://127.0.0.1:{peer_port}");
     let mut command = Command::new("etcd");
     command
@@ -100,7 +99,28 @@ fn member(
         .args(["--initial-advertise-peer-urls", &peer])
         .args(["--initial-cluster", initial_cluster])
         .args(["--logger", "zap", "--log-level", "error"]);
+    if let Some(certs) = tls {
+        command
+            .arg("--cert-file")
+            .arg(&certs.server_cert)
+            .arg("--key-file")
+            .arg(&certs.server_key)
+            .arg("--trusted-ca-file")
+            .arg(&certs.ca)
+            .arg("--client-cert-auth");
+    }
     command
+}
+
+/// Whether the `etcd` binary is there (else the test skips, or fails under
+/// `FLAKEID_REQUIRE_SERVERS`).
+fn etcd_available(test: &str) -> bool {
+    available(
+        test,
+        "etcd",
+        &["--version"],
+        "Debian: apt-get install etcd-server",
+    )
 }
 
 scenarios!(Etcd::start, "etcd");
@@ -177,12 +197,7 @@ struct Cluster {
 
 impl Cluster {
     fn start(name: &str) -> Option<Cluster> {
-        if !available(
-            name,
-            "etcd",
-            &["--version"],
-            "Debian: apt-get install etcd-server",
-        ) {
+        if !etcd_available(name) {
             return None;
         }
         let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
@@ -195,7 +210,7 @@ impl Cluster {
         let mut members = Vec::new();
         for (i, &ports) in ports.iter().enumerate() {
             let mut process = Process::new("etcd", &format!("{name}-m{i}"));
-            let mut command = member(&process, &format!("m{i}"), ports, &initial);
+            let mut command = member(&process, &format!("m{i}"), ports, &initial, None);
             command.args(["--initial-cluster-state", "new"]);
             process.start(&mut command);
             members.push((process, ports.0, ports.1));
@@ -359,12 +374,7 @@ struct SecuredEtcd {
 
 impl SecuredEtcd {
     fn start(name: &str) -> Option<SecuredEtcd> {
-        if !available(
-            name,
-            "etcd",
-            &["--version"],
-            "Debian: apt-get install etcd-server",
-        ) {
+        if !etcd_available(name) {
             return None;
         }
         let process = Process::new("etcds", name);
@@ -451,18 +461,9 @@ impl Server for SecuredEtcd {
             "flakeid-test",
             (self.client_port, self.peer_port),
             &peer,
+            Some(&self.certs),
         );
-        let client = format!("https://127.0.0.1:{}", self.client_port);
-        command
-            .args(["--listen-client-urls", &client])
-            .args(["--advertise-client-urls", &client])
-            .arg("--cert-file")
-            .arg(&self.certs.server_cert)
-            .arg("--key-file")
-            .arg(&self.certs.server_key)
-            .arg("--trusted-ca-file")
-            .arg(&self.certs.ca)
-            .args(["--client-cert-auth", "--auth-token-ttl", "2"]);
+        command.args(["--auth-token-ttl", "2"]);
         let url = if self.auth_on {
             self.url()
         } else {

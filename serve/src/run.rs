@@ -58,6 +58,9 @@ pub struct Config {
     pub tls: Option<Arc<TlsKeys>>,
 }
 
+/// A listener's server, plain or over TLS.
+type Serving<E> = std::pin::Pin<Box<dyn Future<Output = Result<(), E>> + Send>>;
+
 /// How long a client may take over its TLS handshake.
 const HANDSHAKE: Duration = Duration::from_secs(10);
 
@@ -215,12 +218,10 @@ pub async fn run(
         watch_files(Arc::clone(tls), end_rx.clone());
     }
     let app = crate::router(Arc::clone(&service));
-    type Serving = std::pin::Pin<Box<dyn Future<Output = std::io::Result<()>> + Send>>;
-    let http_server: Serving = match &config.tls {
+    let http_server: Serving<std::io::Error> = match &config.tls {
         Some(tls) => {
             let listener =
-                TlsListener::new(http, tls.server_config(&[b"h2", b"http/1.1"]), HANDSHAKE)
-                    .map_err(|e| StartError::Listen(http_addr, e))?;
+                TlsListener::new(http, tls.server_config(&[b"h2", b"http/1.1"]), HANDSHAKE);
             Box::pin(
                 axum::serve(listener, app)
                     .with_graceful_shutdown(ended())
@@ -267,13 +268,11 @@ pub async fn run(
             .add_service(health_service)
             .add_service(reflection)
             .add_service(svc);
-        let serving: std::pin::Pin<
-            Box<dyn Future<Output = Result<(), tonic::transport::Error>> + Send>,
-        > = match grpc_tls {
-            Some(tls) => match TlsListener::new(listener, tls, HANDSHAKE) {
-                Ok(l) => Box::pin(router.serve_with_incoming_shutdown(l.into_stream(), ended())),
-                Err(_) => Box::pin(async { Ok(()) }),
-            },
+        let serving: Serving<tonic::transport::Error> = match grpc_tls {
+            Some(tls) => {
+                let incoming = TlsListener::new(listener, tls, HANDSHAKE).into_stream();
+                Box::pin(router.serve_with_incoming_shutdown(incoming, ended()))
+            }
             None => {
                 let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
                 Box::pin(router.serve_with_incoming_shutdown(incoming, ended()))

@@ -171,17 +171,14 @@ fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<Certi
 /// dropped.
 pub struct TlsListener {
     rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    local: SocketAddr,
+    /// The TCP listener's address (`None` if the system could not say).
+    local: Option<SocketAddr>,
 }
 
 impl TlsListener {
     /// Accepts on `tcp` with `config` until this listener is dropped.
-    pub fn new(
-        tcp: TcpListener,
-        config: Arc<ServerConfig>,
-        handshake: Duration,
-    ) -> std::io::Result<TlsListener> {
-        let local = tcp.local_addr()?;
+    pub fn new(tcp: TcpListener, config: Arc<ServerConfig>, handshake: Duration) -> TlsListener {
+        let local = tcp.local_addr().ok();
         let acceptor = TlsAcceptor::from(config);
         let (tx, rx) = mpsc::channel(64);
         tokio::spawn(async move {
@@ -207,7 +204,7 @@ impl TlsListener {
                 });
             }
         });
-        Ok(TlsListener { rx, local })
+        TlsListener { rx, local }
     }
 
     /// The connections as a stream, for tonic's `serve_with_incoming`.
@@ -232,6 +229,11 @@ impl axum::serve::Listener for TlsListener {
     }
 
     fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.local)
+        self.local.ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::AddrNotAvailable,
+                "the TCP listener's address was not known",
+            )
+        })
     }
 }

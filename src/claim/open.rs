@@ -124,19 +124,12 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         )?)),
         #[cfg(feature = "etcd")]
         "etcd" | "etcds" => {
-            let (rest, access) = query(url, rest, &options.access)?;
-            let access = Access {
-                tls: access.tls || scheme == "etcds",
-                ..access
-            };
+            let (rest, mut options) = query(url, rest, options)?;
+            options.access.tls |= scheme == "etcds";
             let endpoints = host_ports(rest, "etcd://127.0.0.1:2379").map_err(|r| bad(&r))?;
             if options.ttl < Duration::from_secs(1) {
                 return Err(bad("the lease TTL is at least 1s"));
             }
-            let options = OpenOptions {
-                access,
-                ..options.clone()
-            };
             Ok(Arc::new(EtcdStore::connect_with(&endpoints, &options)?))
         }
         #[cfg(not(feature = "etcd"))]
@@ -145,8 +138,8 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         )),
         #[cfg(feature = "zookeeper")]
         "zookeeper" => {
-            let (rest, access) = query(url, rest, &options.access)?;
-            if access.tls {
+            let (rest, options) = query(url, rest, options)?;
+            if options.access.tls {
                 return Err(bad(
                     "ca=, cert= and key= are etcd's: this version reaches ZooKeeper without TLS (authenticate with user= and password-file=, and reach the ensemble over a private network)",
                 ));
@@ -169,10 +162,6 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
                 .map_err(|r| bad(&r))?
                 .join(",")
                 + chroot;
-            let options = OpenOptions {
-                access,
-                ..options.clone()
-            };
             Ok(Arc::new(ZooKeeperStore::connect_with(&hosts, &options)?))
         }
         #[cfg(not(feature = "zookeeper"))]
@@ -185,14 +174,23 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
     }
 }
 
-/// A network store's URL rest split at its query: the hosts part, and `access` with the
-/// query read over it.
+/// A network store's URL rest split at its query: the hosts part, and `options` with the
+/// query's access read over theirs.
 #[cfg(any(feature = "etcd", feature = "zookeeper"))]
-fn query<'a>(url: &str, rest: &'a str, access: &Access) -> Result<(&'a str, Access), ClaimError> {
-    match rest.split_once('?') {
-        Some((hosts, query)) => Ok((hosts, access.clone().with_query(url, query)?)),
-        None => Ok((rest, access.clone().with_query(url, "")?)),
-    }
+fn query<'a>(
+    url: &str,
+    rest: &'a str,
+    options: &OpenOptions,
+) -> Result<(&'a str, OpenOptions), ClaimError> {
+    let (hosts, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let access = options.access.clone().with_query(url, query)?;
+    Ok((
+        hosts,
+        OpenOptions {
+            access,
+            ..options.clone()
+        },
+    ))
 }
 
 /// What follows `etcd:` or `zookeeper:`: `//HOST:PORT[,HOST:PORT...]`, as a list; or why

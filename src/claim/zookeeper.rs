@@ -117,15 +117,7 @@ fn set_version(results: &[MultiWriteResult]) -> Option<i32> {
 fn no_auth(url: &str) -> ClaimError {
     ClaimError::Refused {
         store: url.into(),
-        reason: "the znodes' ACL does not let this identity write them (NoAuth): they belong to the identity that created them; connect with its user= and password-file=, or give this identity its own root with a chroot'ed connect string".into(),
-    }
-}
-
-/// A ZooKeeper error outside a claim's writes: NoAuth a refusal, the rest unreachable.
-fn zk_error(url: &str, e: ZkError) -> ClaimError {
-    match e {
-        ZkError::NoAuth => no_auth(url),
-        e => unreachable(url, e),
+        reason: "the znodes' ACL does not let this identity write them (NoAuth): they belong to the identity that created them; connect with its user= and password-file=, or give this identity its own root (a chroot: zookeeper://HOST:PORT/CHROOT)".into(),
     }
 }
 
@@ -232,8 +224,9 @@ impl ZooKeeperStore {
         Ok(fresh)
     }
 
-    /// A ZooKeeper error as a claim error: an expired session is a lost claim, NoAuth a
-    /// refusal.
+    /// A ZooKeeper error as a claim error: NoAuth a refusal; of a claim's writes
+    /// (`claimed`), an expired session, a vanished `nodes/N` or a moved version a lost
+    /// claim; the rest unreachable.
     fn error(url: &str, claimed: Option<&Claimed>, e: ZkError) -> ClaimError {
         match (e, claimed) {
             (ZkError::NoAuth, _) => no_auth(url),
@@ -298,7 +291,7 @@ impl ClaimStore for ZooKeeperStore {
         let claims = Arc::clone(&self.claims);
         let acls = self.connect.acls();
         self.remote.run(async move {
-            let e = |e: ZkError| zk_error(&url, e);
+            let e = |e: ZkError| Self::error(&url, None, e);
             let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));
             let ephemeral = CreateMode::Ephemeral.with_acls(Acls::new(&acls));
             for dir in &dirs {
@@ -406,7 +399,7 @@ impl ClaimStore for ZooKeeperStore {
         let client = self.session()?;
         let base = format!("{}/{namespace}", self.connect.root);
         self.remote.run(async move {
-            let e = |e: ZkError| zk_error(&url, e);
+            let e = |e: ZkError| Self::error(&url, None, e);
             let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
             for kind in ["reserved", "nodes"] {
                 let dir = format!("{base}/{kind}");

@@ -143,53 +143,44 @@ pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
             _ => {}
         }
     }
-    let lower = text.to_ascii_lowercase();
-    if lower.contains("invalid peer certificate") || lower.contains("unknownissuer") {
-        return refused(format!(
-            "the server's certificate is not trusted (TLS: {}): give ca= the CA bundle that signed the etcd servers' certificates",
-            tls_detail(&text)
-        ));
+    let failure = TLS_FAILURES.iter().find(|(name, _)| text.contains(name));
+    match failure {
+        Some((name, TlsFailure::ServerUntrusted)) => refused(format!(
+            "the server's certificate is not trusted (TLS: {name}): give ca= the CA bundle that signed the etcd servers' certificates"
+        )),
+        Some((name, TlsFailure::ClientCertificate)) => refused(format!(
+            "the server refused this client's certificate, or wants one (TLS: {name}): give cert= and key= of a client certificate signed by a CA the servers trust"
+        )),
+        Some((name, TlsFailure::PlainText)) => refused(format!(
+            "the server does not speak TLS (TLS: {name}): use etcd:// without ca=, cert= and key="
+        )),
+        None => unreachable(url, text),
     }
-    if lower.contains("certificaterequired")
-        || lower.contains("certificate required")
-        || lower.contains("badcertificate")
-        || lower.contains("bad certificate")
-        || lower.contains("unknownca")
-        || lower.contains("unknown ca")
-    {
-        return refused(format!(
-            "the server refused this client's certificate, or wants one (TLS: {}): give cert= and key= of a client certificate signed by a CA the servers trust",
-            tls_detail(&text)
-        ));
-    }
-    if lower.contains("invalidcontenttype") || lower.contains("corrupt message") {
-        return refused(format!(
-            "the server does not speak TLS (TLS: {}): use etcd:// without ca=, cert= and key=",
-            tls_detail(&text)
-        ));
-    }
-    unreachable(url, text)
 }
 
-/// The name of the TLS failure in an error chain (rustls's alert or certificate error),
-/// for a message: the chain itself is long and nested.
-fn tls_detail(text: &str) -> &str {
-    const NAMES: [&str; 9] = [
-        "UnknownIssuer",
-        "CertificateRequired",
-        "BadCertificate",
-        "UnknownCA",
-        "CertExpired",
-        "NotValidForName",
-        "InvalidContentType",
-        "corrupt message",
-        "invalid peer certificate",
-    ];
-    NAMES
-        .iter()
-        .find(|n| text.contains(*n))
-        .map_or("a TLS failure", |n| n)
+/// What a TLS failure in an error chain means for the client.
+enum TlsFailure {
+    /// The client does not trust the server's certificate.
+    ServerUntrusted,
+    /// The server refused the client's certificate, or the lack of one.
+    ClientCertificate,
+    /// The server answered in plain text.
+    PlainText,
 }
+
+/// TLS failures as rustls names them in an error chain, the more precise first, and what
+/// each means.
+const TLS_FAILURES: [(&str, TlsFailure); 9] = [
+    ("UnknownIssuer", TlsFailure::ServerUntrusted),
+    ("CertExpired", TlsFailure::ServerUntrusted),
+    ("NotValidForName", TlsFailure::ServerUntrusted),
+    ("invalid peer certificate", TlsFailure::ServerUntrusted),
+    ("CertificateRequired", TlsFailure::ClientCertificate),
+    ("BadCertificate", TlsFailure::ClientCertificate),
+    ("UnknownCA", TlsFailure::ClientCertificate),
+    ("InvalidContentType", TlsFailure::PlainText),
+    ("corrupt message", TlsFailure::PlainText),
+];
 
 /// A connect that failed only because every server closed (or reset) the connection right
 /// after the TLS handshake: under TLS 1.3 that is how a server refuses a client
@@ -209,15 +200,16 @@ pub(super) fn closed_after_handshake(e: ClaimError, access: &Access) -> ClaimErr
                 .iter()
                 .any(|c| reason.contains(c)) =>
         {
-            let what = if access.cert.is_some() {
-                "refuses a client certificate"
+            let (what, fix) = if access.cert.is_some() {
+                (
+                    "refuses a client certificate",
+                    "check that cert= is signed by a CA the servers trust (their --trusted-ca-file)",
+                )
             } else {
-                "asks for a client certificate"
-            };
-            let fix = if access.cert.is_some() {
-                "check that cert= is signed by a CA the servers trust (their --trusted-ca-file)"
-            } else {
-                "give cert= and key= of a client certificate signed by a CA the servers trust"
+                (
+                    "asks for a client certificate",
+                    "give cert= and key= of a client certificate signed by a CA the servers trust",
+                )
             };
             ClaimError::Refused {
                 store,

@@ -285,8 +285,11 @@ impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
     /// Builds on node ids claimed from a store, one per shard (the lowest free ids of the
     /// pool), each shard fenced by its own reserved window and renewed on its own (see
     /// [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)). The
-    /// block of node ids, if set, is ignored. If a later shard's claim fails, the ids
-    /// already claimed are released.
+    /// block of node ids, if set, is ignored. The ids are taken all together or not at
+    /// all: while fewer than one per shard are free, the claim holds none and waits (with
+    /// a random back-off), so that two waiting generators never split the ids that come
+    /// free between them and wait for each other; if a shard's first reservation fails,
+    /// every id is released.
     pub fn build_claimed(
         self,
         claims: crate::claim::Claims,
@@ -298,16 +301,13 @@ impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
         }
         let layout = self.layout;
         let max_wait = self.common.max_wait;
-        let holders = (0..shards)
-            .map(|_| {
-                Holder::take(
-                    &claims,
-                    &layout,
-                    std::sync::Arc::new(self.clock.clone()),
-                    max_wait,
-                )
-            })
-            .collect::<Result<Vec<_>, ClaimError>>()?;
+        let holders = Holder::take_all(
+            &claims,
+            &layout,
+            std::sync::Arc::new(self.clock.clone()),
+            max_wait,
+            shards,
+        )?;
         let nodes: Vec<u64> = holders.iter().map(|h| h.node()).collect();
         let resume = self.resume_points(&nodes).map_err(ClaimError::Build)?;
         let generators = holders

@@ -15,7 +15,7 @@ use std::time::Duration;
 use conformance::Backend;
 use flakeid::claim::{
     ClaimError, ClaimGate, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims,
-    FileStore, MemoryStore, NodeState, StaticNode,
+    FileStore, MemoryStore, NamespaceInfo, NodeState, Repaired, StaticNode,
 };
 use flakeid::{Generator, Layout, ManualClock, MintError, ShardedGenerator};
 
@@ -199,6 +199,18 @@ impl ClaimStore for PlainPut {
     fn list(&self, _: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         Ok(Vec::new())
     }
+    fn bind_layout(&self, _: &str, _: &str) -> Result<(), ClaimError> {
+        Ok(())
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        Ok(Vec::new())
+    }
+    fn repair(&self, _: &str, _: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        Ok(Repaired {
+            previous_unix_ns: None,
+            reserved_until_unix_ns: reserved,
+        })
+    }
 }
 
 /// Issue 23, item 2: renewal A computes its reservation and stalls in the store; renewal
@@ -226,7 +238,9 @@ fn overlapping_renewals_of_one_claim_store_in_order() {
     while !store.stalled.load(Ordering::SeqCst) {
         std::thread::yield_now();
     }
-    clock.advance(Duration::from_millis(400));
+    // Less than half a renewal period: renewal A is not late enough to be followed by
+    // another at once.
+    clock.advance(Duration::from_millis(100));
     g.renew_claim().unwrap();
     a.join().unwrap();
     let stored = store.stored.lock().unwrap().clone();
@@ -383,6 +397,15 @@ impl ClaimStore for PanicsOnRenewal {
     }
     fn lease_ttl(&self) -> Option<Duration> {
         self.0.lease_ttl()
+    }
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.0.bind_layout(namespace, layout)
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.0.namespaces()
+    }
+    fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        self.0.repair(namespace, node, reserved)
     }
 }
 

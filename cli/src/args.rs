@@ -47,10 +47,10 @@ pub(crate) enum Command {
         after_help = "Example:\n  flakeid layout\n  flakeid layout --list\n  flakeid layout --layout discord\n  flakeid layout --layout 'seq=8,node=4,time=41,epoch=2025-01-01T00:00:00Z' --json"
     )]
     Layout(LayoutArgs),
-    /// List the node ids claimed in a claim store (see `gen --claim`): holder, state and
-    /// reservation of each.
+    /// List the namespaces of a claim store (see `gen --claim`) with their layouts, and the
+    /// node ids of each: holder, state and reservation. Repairs a damaged reservation.
     #[command(
-        after_help = "Example:\n  flakeid claims --claim file:/var/lib/flakeid --namespace orders\n  flakeid claims --claim file:/var/lib/flakeid --json"
+        after_help = "Example:\n  flakeid claims --claim file:/var/lib/flakeid --namespace orders\n  flakeid claims --claim file:/var/lib/flakeid --json\n  flakeid claims --claim file:/var/lib/flakeid --namespace orders --repair 3 --window 30s"
     )]
     Claims(ClaimsArgs),
     /// Run the ID service: HTTP/1.1 and HTTP/2 (and gRPC with --grpc-listen) on given or
@@ -211,9 +211,21 @@ pub(crate) struct ClaimStoreArgs {
         env = "FLAKEID_CLAIM_PASSWORD_FILE"
     )]
     pub(crate) claim_password_file: Option<std::path::PathBuf>,
-    /// The namespace claims live in: node ids of different namespaces are independent.
-    #[arg(long, default_value = flakeid::claim::DEFAULT_NAMESPACE, env = "FLAKEID_NAMESPACE")]
-    pub(crate) namespace: String,
+    /// The namespace claims live in: one ID space, of one layout. Generators whose IDs go
+    /// into the same table must share it; node ids of different namespaces are independent
+    /// (two namespaces can hold equal IDs). Default: "default" (`claims` without it lists
+    /// every namespace).
+    #[arg(long, env = "FLAKEID_NAMESPACE")]
+    pub(crate) namespace: Option<String>,
+}
+
+impl ClaimStoreArgs {
+    /// The namespace given, else the default one.
+    pub(crate) fn namespace(&self) -> &str {
+        self.namespace
+            .as_deref()
+            .unwrap_or(flakeid::claim::DEFAULT_NAMESPACE)
+    }
 }
 
 #[derive(Args, Default)]
@@ -246,9 +258,20 @@ pub(crate) struct ClaimArgs {
 pub(crate) struct ClaimsArgs {
     #[command(flatten)]
     pub(crate) store: ClaimStoreArgs,
-    /// One JSON object per line instead of a table.
+    /// One JSON object per line instead of a table: one per node id with --namespace, one
+    /// per namespace (with its node ids) without.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Repair node NODE of --namespace (its reservation unreadable, or removed by hand):
+    /// store a reservation --window past now and past what was stored, so the next holder
+    /// starts after anything its last holder could have minted. Refused while it is held.
+    #[arg(long, value_name = "NODE", value_parser = non_negative, requires = "namespace")]
+    pub(crate) repair: Option<u64>,
+    /// With --repair: how far past now the repaired reservation reaches. Give at least the
+    /// longest --window the namespace's holders use, plus how far their clocks may run
+    /// ahead of this one.
+    #[arg(long, value_parser = duration, default_value = "5s", requires = "repair")]
+    pub(crate) window: std::time::Duration,
 }
 
 /// A rate: a positive number of IDs per second.

@@ -1,11 +1,13 @@
-//! `flakeid claims`: the node ids of a namespace in a claim store, with holder, state and
-//! reservation.
+//! `flakeid claims`: the namespaces of a claim store with their layouts, the node ids of
+//! each with holder, state and reservation; and the repair of a damaged reservation.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use flakeid::claim::{self, ClaimInfo};
+use flakeid::claim::{self, ClaimInfo, ClaimStore, NamespaceInfo, NodeState};
 use flakeid::rfc3339::Timestamp;
+use flakeid::{Clock, SystemClock};
 
 use crate::args::ClaimsArgs;
 use crate::{CliError, CliResult, print_out};
@@ -17,20 +19,85 @@ pub(crate) fn run(a: ClaimsArgs) -> CliResult<ExitCode> {
             "give the claim store to list, as --claim file:/var/lib/flakeid",
         )
     })?;
-    let ns = &a.store.namespace;
-    claim::check_namespace(ns).map_err(|e| CliError::new(Some("--namespace"), e))?;
+    if let Some(ns) = &a.store.namespace {
+        claim::check_namespace(ns).map_err(|e| CliError::new(Some("--namespace"), e))?;
+    }
     crate::store_built_in(url)?;
     let options = crate::generate::open_options(&a.store)?;
     let store = claim::open_with(url, &options).map_err(|e| CliError::new(Some("--claim"), e))?;
-    let infos = store
-        .list(ns)
-        .map_err(|e| CliError::new(Some("--claim"), e))?;
-    let text = if a.json {
-        json_lines(ns, &infos)
-    } else {
-        table(ns, &store.url(), &infos)
+    let err = |e| CliError::new(Some("--claim"), e);
+    if let Some(node) = a.repair {
+        return repair(&*store, a.store.namespace(), node, a.window);
+    }
+    let text = match &a.store.namespace {
+        Some(ns) => {
+            let infos = store.list(ns).map_err(err)?;
+            if a.json {
+                node_lines(ns, &infos)
+            } else {
+                let mut out = String::new();
+                let _ = writeln!(
+                    out,
+                    "namespace {ns:?} in {}: {} node ids",
+                    store.url(),
+                    infos.len()
+                );
+                table(&mut out, &infos);
+                out
+            }
+        }
+        None => {
+            let namespaces = every_namespace(&store).map_err(err)?;
+            if a.json {
+                namespace_lines(&namespaces)
+            } else {
+                namespace_tables(&store.url(), &namespaces)
+            }
+        }
     };
     print_out(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every namespace of the store, with its node ids.
+fn every_namespace(
+    store: &Arc<dyn ClaimStore>,
+) -> Result<Vec<(NamespaceInfo, Vec<ClaimInfo>)>, claim::ClaimError> {
+    store
+        .namespaces()?
+        .into_iter()
+        .map(|ns| {
+            let infos = store.list(&ns.namespace)?;
+            Ok((ns, infos))
+        })
+        .collect()
+}
+
+/// `--repair NODE`: a reservation `window` past now and past what was stored.
+fn repair(
+    store: &dyn ClaimStore,
+    ns: &str,
+    node: u64,
+    window: std::time::Duration,
+) -> CliResult<ExitCode> {
+    let window_ns = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
+    let until = SystemClock.unix_ns().saturating_add(window_ns);
+    let repaired = store.repair(ns, node, until).map_err(|e| {
+        let flag = match e {
+            claim::ClaimError::NodeHeld { .. } => "--repair",
+            _ => "--claim",
+        };
+        CliError::new(Some(flag), e)
+    })?;
+    let before = match repaired.previous_unix_ns {
+        Some(ns) => format!("it held {}", Timestamp(i128::from(ns))),
+        None => "its reservation could not be read, or there was none".into(),
+    };
+    print_out(&format!(
+        "repaired node {node} of namespace {ns:?} in {}: {before}; it is released with a reservation until {}, where its next holder starts\n",
+        store.url(),
+        Timestamp(i128::from(repaired.reserved_until_unix_ns))
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -41,11 +108,27 @@ fn reserved(info: &ClaimInfo) -> String {
     }
 }
 
-fn table(ns: &str, url: &str, infos: &[ClaimInfo]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "namespace {ns:?} in {url}: {} node ids", infos.len());
+/// A layout record as people know it: the preset's name when it is one.
+fn layout_name(record: &str) -> Option<&'static str> {
+    let layout: flakeid::Layout = record.parse().ok()?;
+    let record = claim::layout_record(&layout);
+    flakeid::Layout::presets()
+        .iter()
+        .find(|p| claim::layout_record(&p.layout) == record)
+        .map(|p| p.name)
+}
+
+fn held(infos: &[ClaimInfo]) -> Vec<u64> {
+    infos
+        .iter()
+        .filter(|i| i.state == NodeState::Held)
+        .map(|i| i.node)
+        .collect()
+}
+
+fn table(out: &mut String, infos: &[ClaimInfo]) {
     if infos.is_empty() {
-        return out;
+        return;
     }
     let width = infos
         .iter()
@@ -73,20 +156,68 @@ fn table(ns: &str, url: &str, infos: &[ClaimInfo]) -> String {
             let _ = writeln!(out, "node {}: {problem}", i.node);
         }
     }
+}
+
+fn namespace_tables(url: &str, namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{url}: {} namespaces", namespaces.len());
+    for (ns, infos) in namespaces {
+        let layout = match (&ns.layout, ns.layout.as_deref().and_then(layout_name)) {
+            (Some(record), Some(name)) => format!("layout {name} ({record})"),
+            (Some(record), None) => format!("layout {record}"),
+            (None, _) => "no layout recorded yet (its next claim records it)".into(),
+        };
+        let held = held(infos);
+        let _ = writeln!(
+            out,
+            "\nnamespace {:?}: {layout}; {} node ids, {} held{}",
+            ns.namespace,
+            infos.len(),
+            held.len(),
+            if held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({held:?})")
+            }
+        );
+        if let Some(problem) = &ns.problem {
+            let _ = writeln!(out, "{problem}");
+        }
+        table(&mut out, infos);
+    }
     out
 }
 
-fn json_lines(ns: &str, infos: &[ClaimInfo]) -> String {
+fn node_json(ns: &str, i: &ClaimInfo) -> serde_json::Value {
+    serde_json::json!({
+        "namespace": ns,
+        "node": i.node,
+        "state": i.state.name(),
+        "holder": i.holder,
+        "reserved_until": (i.reserved_until_unix_ns > 0).then(|| reserved(i)),
+        "reserved_until_unix_ns": i.reserved_until_unix_ns,
+        "problem": i.problem,
+    })
+}
+
+fn node_lines(ns: &str, infos: &[ClaimInfo]) -> String {
     let mut out = String::new();
     for i in infos {
+        let _ = writeln!(out, "{}", node_json(ns, i));
+    }
+    out
+}
+
+fn namespace_lines(namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -> String {
+    let mut out = String::new();
+    for (ns, infos) in namespaces {
         let value = serde_json::json!({
-            "namespace": ns,
-            "node": i.node,
-            "state": i.state.name(),
-            "holder": i.holder,
-            "reserved_until": (i.reserved_until_unix_ns > 0).then(|| reserved(i)),
-            "reserved_until_unix_ns": i.reserved_until_unix_ns,
-            "problem": i.problem,
+            "namespace": ns.namespace,
+            "layout": ns.layout,
+            "layout_name": ns.layout.as_deref().and_then(layout_name),
+            "problem": ns.problem,
+            "held": held(infos),
+            "nodes": infos.iter().map(|i| node_json(&ns.namespace, i)).collect::<Vec<_>>(),
         });
         let _ = writeln!(out, "{value}");
     }

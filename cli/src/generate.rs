@@ -44,7 +44,10 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
             refuse_ttl_without_lease(url, &a.claim)?;
             crate::store_built_in(url)?;
             let claims = claims_of(url, &a.claim)?;
-            let generator = builder.build_claimed(claims).map_err(claim_error)?;
+            let (store, shown) = (Arc::clone(claims.store()), claims.store().warnings().len());
+            let built = builder.build_claimed(claims);
+            warn_since(&*store, shown);
+            let generator = built.map_err(claim_error)?;
             report_claim(&generator.claim_status(), &layout);
             emit(generator, &a)
         }
@@ -305,7 +308,7 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
     }
     let mut claims = Claims::open_with(url, &options)
         .map_err(|e| CliError::new(Some("--claim"), e))?
-        .namespace(a.store.namespace.clone());
+        .namespace(a.store.namespace());
     if let Some(pool) = &a.nodes {
         claims = claims.nodes(pool.clone());
     }
@@ -318,10 +321,16 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
     if let Some(wait) = a.pool_wait {
         claims = claims.pool_wait(wait);
     }
-    for w in claims.store().warnings() {
+    warn_since(&**claims.store(), 0);
+    Ok(claims)
+}
+
+/// Prints the store's warnings after the first `shown` (those printed already): what it
+/// found unsafe at open, and what its claim repaired.
+pub(crate) fn warn_since(store: &dyn flakeid::claim::ClaimStore, shown: usize) {
+    for w in store.warnings().iter().skip(shown) {
         warn(format_args!("flakeid: warning: {w}"));
     }
-    Ok(claims)
 }
 
 /// A claim's build error, with the flag it is about.
@@ -332,7 +341,8 @@ pub(crate) fn claim_error(e: ClaimError) -> CliError {
         | ClaimError::WindowTooLong { .. }
         | ClaimError::RenewalSlowerThanWindow { .. }
         | ClaimError::RenewalTooOften { .. } => Some("--window"),
-        ClaimError::RenewalTooRare { .. } => Some("--ttl"),
+        ClaimError::RenewalTooRare { .. } | ClaimError::TtlTooShort { .. } => Some("--ttl"),
+        ClaimError::LayoutMismatch { .. } => Some("--layout"),
         ClaimError::PoolFull { .. } => Some("--pool-wait"),
         ClaimError::BadNamespace { .. } => Some("--namespace"),
         ClaimError::ClockBehind { .. } => Some("--max-wait"),

@@ -3,12 +3,13 @@
 //! a lost claim (exit 3, so that a supervisor starts a new one).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use flakeid_serve::{Config, NodeSource, Outcome};
 
 use crate::args::{LayoutArg, ServeArgs};
-use crate::generate::{claim_error, claims_of, refuse_ttl_without_lease, report_claim};
+use crate::generate::{claim_error, claims_of, refuse_ttl_without_lease, report_claim, warn_since};
 use crate::{CliError, CliResult, io_err, parse_layout, warn};
 
 /// The exit status of a server whose claim was lost.
@@ -27,11 +28,15 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         .shards
         .map(usize::from)
         .unwrap_or_else(|| flakeid::affinity::cores().max(1));
+    let mut claim_store = None;
     let nodes = match &a.claim.store.claim {
         Some(url) => {
             refuse_ttl_without_lease(url, &a.claim)?;
             crate::store_built_in(url)?;
-            NodeSource::Claims(claims_of(url, &a.claim)?)
+            let claims = claims_of(url, &a.claim)?;
+            let store = Arc::clone(claims.store());
+            claim_store = Some((store.warnings().len(), store));
+            NodeSource::Claims(claims)
         }
         None => match a.node {
             Some(first) => NodeSource::Nodes { first },
@@ -111,6 +116,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         .build()
         .map_err(io_err)?;
     let https = tls.is_some();
+    let failed_store = claim_store.clone();
     let outcome = runtime.block_on(async move {
         let stop = async move {
             let mut term =
@@ -127,6 +133,9 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
             }
         };
         flakeid_serve::run(config, stop, |service, http, grpc| {
+            if let Some((shown, store)) = &claim_store {
+                warn_since(&**store, *shown);
+            }
             report(service);
             let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
             let scheme = if https { "https" } else { "http" };
@@ -151,7 +160,12 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
             ));
             Ok(ExitCode::from(CLAIM_LOST))
         }
-        Err(flakeid_serve::StartError::Claim(e)) => Err(claim_error(e)),
+        Err(flakeid_serve::StartError::Claim(e)) => {
+            if let Some((shown, store)) = &failed_store {
+                warn_since(&**store, *shown);
+            }
+            Err(claim_error(e))
+        }
         Err(e) => Err(CliError::new(None, e)),
     }
 }

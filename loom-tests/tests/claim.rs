@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use flakeid::claim::{
     ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, ClaimedGenerator, Claims,
+    NamespaceInfo, Repaired,
 };
 use flakeid::{Generator, ManualClock, MintError};
 use flakeid_loom_tests::{model, must_fail, tiny};
@@ -82,6 +83,18 @@ impl ClaimStore for Store {
 
     fn list(&self, _: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         Ok(Vec::new())
+    }
+    fn bind_layout(&self, _: &str, _: &str) -> Result<(), ClaimError> {
+        Ok(())
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        Ok(Vec::new())
+    }
+    fn repair(&self, _: &str, _: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        Ok(Repaired {
+            previous_unix_ns: None,
+            reserved_until_unix_ns: reserved,
+        })
     }
 }
 
@@ -203,6 +216,18 @@ impl ClaimStore for PlainStore {
     }
     fn list(&self, _: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         Ok(Vec::new())
+    }
+    fn bind_layout(&self, _: &str, _: &str) -> Result<(), ClaimError> {
+        Ok(())
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        Ok(Vec::new())
+    }
+    fn repair(&self, _: &str, _: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        Ok(Repaired {
+            previous_unix_ns: None,
+            reserved_until_unix_ns: reserved,
+        })
     }
 }
 

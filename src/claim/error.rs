@@ -27,6 +27,9 @@ pub enum ClaimError {
         /// The ids skipped because their stored data cannot be read
         /// ([`ClaimError::Corrupt`]; `flakeid claims` lists them).
         corrupt: Vec<u64>,
+        /// How many ids the claim needed at once (one per shard): fewer than this were
+        /// free, and it held none of them while it waited.
+        wanted: u64,
     },
     /// The claim is no longer this holder's: its lease expired, or another holder has the
     /// id now.
@@ -143,6 +146,36 @@ pub enum ClaimError {
         /// The renewal period given.
         every: Duration,
     },
+    /// The namespace's IDs have another layout: two layouts in one namespace can mint
+    /// equal IDs from different node ids.
+    LayoutMismatch {
+        /// The namespace.
+        namespace: String,
+        /// The layout recorded for it (a [`layout_record`](super::layout_record)).
+        recorded: String,
+        /// This claim's layout.
+        asked: String,
+    },
+    /// A repair of a node id that a live holder owns: nothing to repair while it renews.
+    NodeHeld {
+        /// The namespace.
+        namespace: String,
+        /// The node id.
+        node: u64,
+    },
+    /// The store's lease TTL is too short for its request bounds: a renewal that meets a
+    /// member that stopped answering would reach the next one after the lease ended.
+    TtlTooShort {
+        /// The TTL.
+        ttl: Duration,
+        /// The renewal period.
+        every: Duration,
+        /// How long a renewal can take to get past a member that stopped answering
+        /// ([`ClaimStore::failover_bound`](super::ClaimStore::failover_bound)).
+        failover: Duration,
+        /// The shortest TTL that works with these settings.
+        min_ttl: Duration,
+    },
     /// Nothing renews the claim any more: its background renewal panicked, or the tokio
     /// runtime it ran on shut down. Minting stops at the fence for good; build a new
     /// generator.
@@ -194,9 +227,13 @@ impl ClaimError {
             | ClaimError::Build(_)
             | ClaimError::RenewalTooRare { .. }
             | ClaimError::RenewalSlowerThanWindow { .. }
-            | ClaimError::RenewalTooOften { .. } => ClaimErrorKind::Settings,
+            | ClaimError::RenewalTooOften { .. }
+            | ClaimError::LayoutMismatch { .. }
+            | ClaimError::TtlTooShort { .. } => ClaimErrorKind::Settings,
             ClaimError::Unreachable { .. } | ClaimError::Io { .. } => ClaimErrorKind::Unavailable,
-            ClaimError::PoolFull { .. } | ClaimError::ClockBehind { .. } => ClaimErrorKind::Busy,
+            ClaimError::PoolFull { .. }
+            | ClaimError::ClockBehind { .. }
+            | ClaimError::NodeHeld { .. } => ClaimErrorKind::Busy,
             ClaimError::NotOwner { .. } | ClaimError::RenewalStopped { .. } => {
                 ClaimErrorKind::NotOwner
             }
@@ -215,12 +252,21 @@ impl fmt::Display for ClaimError {
                 held,
                 waited,
                 corrupt,
+                wanted,
             } => {
-                write!(
-                    f,
-                    "pool full: node ids {}..{} of namespace {namespace:?} are all taken ({held} held",
-                    pool.start, pool.end
-                )?;
+                if *wanted > 1 {
+                    write!(
+                        f,
+                        "pool full: node ids {}..{} of namespace {namespace:?} have fewer than the {wanted} free ids a claim of {wanted} shards takes together ({held} held",
+                        pool.start, pool.end
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "pool full: node ids {}..{} of namespace {namespace:?} are all taken ({held} held",
+                        pool.start, pool.end
+                    )?;
+                }
                 if !corrupt.is_empty() {
                     write!(
                         f,
@@ -250,7 +296,7 @@ impl fmt::Display for ClaimError {
             ),
             ClaimError::Corrupt { path, reason } => write!(
                 f,
-                "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it: repair it, or remove it only once no process uses this namespace"
+                "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it. Repair it with ClaimStore::repair (`flakeid claims --repair NODE`), which stores a reservation past now and past what any holder could have minted; do not remove it: the next holder would start from nothing and could mint IDs its last holder minted"
             ),
             ClaimError::BadNamespace { namespace, reason } => write!(
                 f,
@@ -303,11 +349,48 @@ impl fmt::Display for ClaimError {
                 f,
                 "renewals every {every:?} are more often than the minimum period of {MIN_RENEW_EVERY:?} (each is a durable write): renew less often, or leave the period to its default"
             ),
+            ClaimError::LayoutMismatch {
+                namespace,
+                recorded,
+                asked,
+            } => write!(
+                f,
+                "namespace {namespace:?} holds IDs of layout {}, and this claim's layout is {}: two layouts in one namespace can mint equal IDs from different node ids; use the namespace's layout, or a namespace of its own for this layout",
+                named(recorded),
+                named(asked)
+            ),
+            ClaimError::NodeHeld { namespace, node } => write!(
+                f,
+                "node {node} of namespace {namespace:?} is held by a live holder: there is nothing to repair while it renews; stop that holder first"
+            ),
+            ClaimError::TtlTooShort {
+                ttl,
+                every,
+                failover,
+                min_ttl,
+            } => write!(
+                f,
+                "a lease TTL of {ttl:?} is too short: a renewal every {every:?} that meets a member which stopped answering reaches the next member up to {failover:?} later, after the lease has run out; give a TTL of at least {min_ttl:?}"
+            ),
             ClaimError::RenewalStopped { node, reason } => write!(
                 f,
                 "nothing renews node {node}'s claim any more ({reason}): minting ends at its fence; build a new generator"
             ),
         }
+    }
+}
+
+/// A layout record as people know it: with the preset's name when it is one.
+fn named(record: &str) -> String {
+    let preset = record.parse::<crate::Layout>().ok().and_then(|layout| {
+        let record = super::layout_record(&layout);
+        crate::Layout::presets()
+            .iter()
+            .find(|p| super::layout_record(&p.layout) == record)
+    });
+    match preset {
+        Some(p) => format!("{} ({record})", p.name),
+        None => String::from(record),
     }
 }
 

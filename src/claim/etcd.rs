@@ -14,7 +14,10 @@ use etcd_client::{
 };
 
 use super::remote::{Listing, Remote, parse_reserved, unreachable};
-use super::{Access, ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, OpenOptions};
+use super::{
+    Access, ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, OpenOptions,
+    Repaired, check_namespace,
+};
 mod retry;
 use retry::*;
 
@@ -106,10 +109,11 @@ impl EtcdStore {
         }
         let remote = Remote::new(url.clone(), timeout, "flakeid-etcd")?;
         let eps: Vec<String> = endpoints.to_vec();
-        let attempt = attempt_bound(timeout);
-        // Each request is bounded by `attempt`, well below a renewal period, and the
+        let ttl = Duration::from_secs(ttl.as_secs().max(1));
+        let attempt = attempt_bound(timeout, ttl);
+        // Each request is bounded by `attempt`, which follows from the lease TTL, and the
         // connections are pinged, so a member that stopped answering (paused, cut off)
-        // costs one attempt; the next goes to another member.
+        // costs one attempt; the next goes to another member, with the lease still alive.
         // A member without a leader (cut off from its peers) refuses at once instead of
         // holding the request until it times out.
         let mut connect = ConnectOptions::new()
@@ -176,7 +180,7 @@ impl EtcdStore {
         Ok(EtcdStore {
             remote,
             prefix: "flakeid/".into(),
-            ttl: Duration::from_secs(ttl.as_secs().max(1)),
+            ttl,
             clients,
             current,
             attempt,
@@ -205,9 +209,22 @@ impl EtcdStore {
         T: Send + 'static,
         F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
     {
+        self.run_within(self.remote.timeout, f)
+    }
+
+    /// [`EtcdStore::run`] within `timeout` (at most the request timeout).
+    fn run_within<T, F>(
+        &self,
+        timeout: Duration,
+        f: impl Fn(Client) -> F + Send + Sync + 'static,
+    ) -> Result<T, ClaimError>
+    where
+        T: Send + 'static,
+        F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
+    {
         let (clients, current) = (Arc::clone(&self.clients), Arc::clone(&self.current));
         let url = self.remote.url.clone();
-        let (timeout, attempt) = (self.remote.timeout, self.attempt);
+        let (timeout, attempt) = (timeout.min(self.remote.timeout), self.attempt);
         self.remote.run(async move {
             retrying(
                 &url,
@@ -223,14 +240,26 @@ impl EtcdStore {
     /// Renewal (`release` false): a keep-alive, then read `nodes/N` and `reserved/N`, and
     /// "if `nodes/N` is bound to my lease and `reserved/N` is at the revision read, put the
     /// larger reservation". Release: the same with the final value (which may be lower:
-    /// nothing was minted at or past it) and `nodes/N` deleted, then the lease revoked.
+    /// nothing was minted at or past it) and `nodes/N` deleted, then the lease revoked; a
+    /// release of a claim that is no longer this holder's leaves its final reservation
+    /// where none is stored.
+    ///
+    /// Only the transaction, a linearizable read and write, decides that the claim is
+    /// lost. A keep-alive answers from the member it reached: one whose lessor does not
+    /// know the lease yet (a leader elected a moment ago, still applying its log; a stale
+    /// leader that resumed from a pause) answers a TTL of 0 for a lease that lives. When
+    /// the transaction then finds `nodes/N` still bound to the lease, that answer was not
+    /// the cluster's: the attempt fails as unreachable, and the next one keeps the lease
+    /// alive through another member.
     fn write(&self, claimed: &Claimed, reserved: u64, release: bool) -> Result<(), ClaimError> {
         let url = self.remote.url.clone();
         let lease = claimed.token as i64;
         let node_key = self.key(&claimed.namespace, "nodes", claimed.node);
         let reserved_key = self.key(&claimed.namespace, "reserved", claimed.node);
         let not_owner = Self::not_owner(claimed);
-        self.run(move |mut client| {
+        // A renewal that has not landed within the lease cannot keep it: its bound follows
+        // from the TTL, so the next renewal starts in time.
+        self.run_within(self.ttl, move |mut client| {
             let url = url.clone();
             let node_key = node_key.clone();
             let reserved_key = reserved_key.clone();
@@ -240,7 +269,7 @@ impl EtcdStore {
                 // Keep the lease alive; a lease that expired answers with a TTL of 0 (or an
                 // error): then the compare below fails too, and says so.
                 let alive = if release {
-                    Ok(true)
+                    Ok(Some(1))
                 } else {
                     keep_alive(&mut client, lease).await
                 };
@@ -257,6 +286,21 @@ impl EtcdStore {
                         _ => return Err(e(etcd_client::Error::InvalidArgs("two gets".into()))),
                     };
                     let Some(node_kv) = node_kv.filter(|kv| kv.lease() == lease) else {
+                        if release && reserved_kv.is_none() {
+                            // Lost, and its reservation gone too: leave the final one.
+                            let leave = Txn::new()
+                                .when([Compare::create_revision(
+                                    reserved_key.as_str(),
+                                    CompareOp::Equal,
+                                    0,
+                                )])
+                                .and_then([TxnOp::put(
+                                    reserved_key.as_str(),
+                                    format!("{reserved} released -"),
+                                    None,
+                                )]);
+                            client.txn(leave).await.map_err(e)?;
+                        }
                         return Err(not_owner);
                     };
                     let holder = String::from_utf8_lossy(node_kv.value()).into_owned();
@@ -305,9 +349,19 @@ impl EtcdStore {
                     let _ = client.lease_revoke(lease).await;
                 }
                 match (written, alive) {
-                    (true, Ok(true)) => Ok(()),
-                    // Still bound, but the lease lives only until its TTL runs out.
-                    (true, Ok(false)) => Err(not_owner),
+                    (true, Ok(Some(ttl))) if ttl > 0 => Ok(()),
+                    // Bound to the lease after the keep-alive was answered, so the lease
+                    // lived: the member that answered did not know it. Another one will.
+                    (true, Ok(answer)) => Err(unreachable(
+                        &url,
+                        format!(
+                            "a keep-alive of lease {lease:x} was answered {} by a member that does not know the lease, which still holds {node_key} (a leader just elected, or one resumed from a pause): trying another member",
+                            match answer {
+                                Some(ttl) => format!("with a TTL of {ttl}"),
+                                None => "with no answer".into(),
+                            }
+                        ),
+                    )),
                     (true, Err(err)) => Err(e(err)),
                     (false, _) => Err(unreachable(
                         &url,
@@ -329,6 +383,12 @@ impl EtcdStore {
 impl ClaimStore for EtcdStore {
     fn lease_ttl(&self) -> Option<Duration> {
         Some(self.ttl)
+    }
+
+    /// Two attempts (the first, on the member that stopped answering, timed out) and the
+    /// pause between them.
+    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
+        Some(2 * attempt_bound(self.remote.timeout, ttl) + RETRY_PAUSE)
     }
 
     fn url(&self) -> String {
@@ -454,6 +514,7 @@ impl ClaimStore for EtcdStore {
                     held: taken,
                     waited: Duration::ZERO,
                     corrupt,
+                    wanted: 1,
                 }))
             }
         })?
@@ -498,6 +559,148 @@ impl ClaimStore for EtcdStore {
                     }
                 }
                 Ok(nodes.into_values().map(|l| l.0).collect())
+            }
+        })
+    }
+
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        let key = format!("{}{namespace}/layout", self.prefix);
+        let (url, ns, layout) = (
+            self.remote.url.clone(),
+            String::from(namespace),
+            String::from(layout),
+        );
+        self.run(move |mut client| {
+            let (url, key, ns, layout) = (url.clone(), key.clone(), ns.clone(), layout.clone());
+            async move {
+                let e = |e: etcd_client::Error| etcd_error(&url, e);
+                let txn = Txn::new()
+                    .when([Compare::create_revision(key.as_str(), CompareOp::Equal, 0)])
+                    .and_then([TxnOp::put(key.as_str(), layout.as_str(), None)])
+                    .or_else([TxnOp::get(key.as_str(), None)]);
+                let resp = client.txn(txn).await.map_err(e)?;
+                if resp.succeeded() {
+                    return Ok(());
+                }
+                let recorded = gets(&resp).into_iter().flatten().next();
+                let recorded = recorded.map(|kv| kv.value().to_vec()).unwrap_or_default();
+                let recorded = String::from_utf8(recorded).map_err(|_| ClaimError::Corrupt {
+                    path: key.clone(),
+                    reason: "the namespace's layout record is not UTF-8 text".into(),
+                })?;
+                super::same_layout(&ns, &recorded, &layout)
+            }
+        })
+    }
+
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        let (url, prefix) = (self.remote.url.clone(), self.prefix.clone());
+        self.run(move |mut client| {
+            let (url, prefix) = (url.clone(), prefix.clone());
+            async move {
+                let e = |e: etcd_client::Error| etcd_error(&url, e);
+                let keys = client
+                    .get(
+                        prefix.as_str(),
+                        Some(GetOptions::new().with_prefix().with_keys_only()),
+                    )
+                    .await
+                    .map_err(e)?;
+                let mut names: Vec<String> = keys
+                    .kvs()
+                    .iter()
+                    .filter_map(|kv| {
+                        let key = core::str::from_utf8(kv.key()).ok()?;
+                        let (ns, _) = key.strip_prefix(prefix.as_str())?.split_once('/')?;
+                        check_namespace(ns).ok().map(|()| String::from(ns))
+                    })
+                    .collect();
+                names.sort_unstable();
+                names.dedup();
+                let mut infos = Vec::with_capacity(names.len());
+                for namespace in names {
+                    let key = format!("{prefix}{namespace}/layout");
+                    let found = client.get(key.as_str(), None).await.map_err(e)?;
+                    let (layout, problem) = match found.kvs().first().map(|kv| kv.value_str()) {
+                        None => (None, None),
+                        Some(Ok(layout)) => (Some(String::from(layout)), None),
+                        Some(Err(_)) => (None, Some(format!("{key} is not UTF-8 text"))),
+                    };
+                    infos.push(NamespaceInfo {
+                        namespace,
+                        layout,
+                        problem,
+                    });
+                }
+                Ok(infos)
+            }
+        })
+    }
+
+    fn repair(
+        &self,
+        namespace: &str,
+        node: u64,
+        reserved_until_unix_ns: u64,
+    ) -> Result<Repaired, ClaimError> {
+        let url = self.remote.url.clone();
+        let node_key = self.key(namespace, "nodes", node);
+        let reserved_key = self.key(namespace, "reserved", node);
+        let held = ClaimError::NodeHeld {
+            namespace: namespace.into(),
+            node,
+        };
+        self.run(move |mut client| {
+            let (url, node_key, reserved_key) =
+                (url.clone(), node_key.clone(), reserved_key.clone());
+            let held = held.clone();
+            async move {
+                let e = |e: etcd_client::Error| etcd_error(&url, e);
+                for _ in 0..CAS_TRIES {
+                    let read = Txn::new().and_then([
+                        TxnOp::get(node_key.as_str(), None),
+                        TxnOp::get(reserved_key.as_str(), None),
+                    ]);
+                    let read = gets(&client.txn(read).await.map_err(e)?);
+                    let [node_kv, reserved_kv] = [
+                        read.first().cloned().flatten(),
+                        read.get(1).cloned().flatten(),
+                    ];
+                    if node_kv.is_some() {
+                        return Err(held);
+                    }
+                    let revision = reserved_kv.as_ref().map_or(0, KeyValue::mod_revision);
+                    let previous = reserved_kv
+                        .and_then(|kv| parse_reserved(kv.value(), &reserved_key).ok())
+                        .map(|(stored, _, _)| stored);
+                    let value = previous.unwrap_or(0).max(reserved_until_unix_ns);
+                    // Nobody claims the id between the read and the write, nor writes the
+                    // reservation.
+                    let txn = Txn::new()
+                        .when([
+                            Compare::create_revision(node_key.as_str(), CompareOp::Equal, 0),
+                            Compare::mod_revision(
+                                reserved_key.as_str(),
+                                CompareOp::Equal,
+                                revision,
+                            ),
+                        ])
+                        .and_then([TxnOp::put(
+                            reserved_key.as_str(),
+                            format!("{value} released repaired"),
+                            None,
+                        )]);
+                    if client.txn(txn).await.map_err(e)?.succeeded() {
+                        return Ok(Repaired {
+                            previous_unix_ns: previous,
+                            reserved_until_unix_ns: value,
+                        });
+                    }
+                }
+                Err(unreachable(
+                    &url,
+                    format!("the reservation kept moving under {CAS_TRIES} compare-and-sets"),
+                ))
             }
         })
     }

@@ -3,19 +3,24 @@
 
 use core::time::Duration;
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::Write;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::string::String;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+use super::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, NodeState, Repaired,
+    check_namespace,
+};
+mod dir;
+use dir::{Dir, FileId, Trust};
 
 /// Claims on one host, with no coordinator: `DIR/NAMESPACE/node-N.lock`, held with an
-/// exclusive OS lock (`flock` on Unix) while a process owns node N, and
-/// `DIR/NAMESPACE/node-N.state`, which holds the last reservation and the holder's name.
+/// exclusive OS lock (`flock`) while a process owns node N, and `DIR/NAMESPACE/node-N.state`,
+/// which holds the last reservation and the holder's name; `DIR/NAMESPACE/layout` records
+/// the layout of the namespace's IDs.
 ///
 /// - Two processes (or two generators in one process) cannot hold one id: the second
 ///   takes the next free one, or fails with [`ClaimError::PoolFull`].
@@ -24,15 +29,28 @@ use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState}
 /// - Every write (a claim's, a renewal's, a release's) reads the state file, checks it and
 ///   writes it under an exclusive lock on the namespace's directory, so the check that
 ///   the claim is still this holder's and the write are one step for any other claimer.
-///   The state carries a generation that each claim raises; a holder whose lock file
-///   was removed or replaced, or whose generation is no longer the stored one, gets
-///   [`ClaimError::NotOwner`] and writes nothing. A renewal stores the larger of the
-///   stored reservation and its own.
-/// - A state file that cannot be read is [`ClaimError::Corrupt`]: its id is skipped by
-///   claims (the next free id is taken), listed as corrupt, and never overwritten.
+///   The state carries a generation that each claim raises; a holder whose directory or
+///   lock file was moved, removed or replaced, or whose generation is no longer the stored
+///   one, gets [`ClaimError::NotOwner`] and writes nothing. A renewal stores the larger of
+///   the stored reservation and its own (and writes the state again if it was removed
+///   while the holder kept its lock).
+/// - A state or lock file that cannot be read, or that is not a regular file (a FIFO, a
+///   socket, a device, a link), is [`ClaimError::Corrupt`]: its id is skipped by claims
+///   (the next free one is taken), listed as corrupt, and never overwritten except by
+///   [`ClaimStore::repair`]. Nothing is opened in a way that can block.
 /// - The OS drops the lock when the holder dies (`kill -9` included); the next holder reads
 ///   the state file and starts after its reservation, also on a clock set back across a
 ///   reboot (it waits, bounded, or fails with [`ClaimError::ClockBehind`]).
+///
+/// Who can touch the store: its files are its owner's alone (0600, directories 0700), or
+/// its group's too with [`FileStore::shared_with_group`]. Every directory on the way to the
+/// store must belong to root or to this process's user (with the group shared: to a
+/// group of the process) and be writable by nobody else unless sticky (as `/tmp` is); the
+/// store's and the namespaces' directories must be writable by nobody else at all, and are
+/// never reached through a symbolic link. Anything else is refused
+/// ([`ClaimError::Refused`]): whoever can move the store's files can make two holders mint
+/// the same IDs. The directories are opened once per operation and everything under them is
+/// reached through their descriptors, so a path swapped after the check changes nothing.
 ///
 /// A process that is paused (`SIGSTOP`, a VM freeze) keeps its lock, so nobody takes its
 /// id; its fence still stops it at the end of its window if the renewal cannot run.
@@ -44,7 +62,7 @@ pub struct FileStore {
     dir: PathBuf,
     /// Shared with the owner's group ([`FileStore::shared_with_group`]).
     group: bool,
-    held: Mutex<HashMap<u64, Held>>,
+    held: Mutex<HashMap<u64, Arc<Held>>>,
     next_token: AtomicU64,
 }
 
@@ -52,22 +70,14 @@ pub struct FileStore {
 struct Held {
     /// The open, locked lock file: the claim lives as long as this handle.
     _lock: File,
-    /// What identifies the lock file locked (device and inode on Unix).
+    /// What identifies the lock file locked.
     lock_id: FileId,
-    lock_path: PathBuf,
-    state_path: PathBuf,
+    /// The store's directory and the namespace's, as the claim found them.
+    store: Dir,
+    ns: Dir,
+    node: u64,
     holder: String,
     /// The state's generation this claim wrote.
-    generation: u64,
-}
-
-/// What the ownership check of a write needs of a [`Held`], copied out so that the map's
-/// mutex is not held while waiting for the directory's lock.
-struct Owned {
-    lock_id: FileId,
-    lock_path: PathBuf,
-    state_path: PathBuf,
-    holder: String,
     generation: u64,
 }
 
@@ -83,12 +93,25 @@ struct State {
 }
 
 const MAGIC: &str = "flakeid-claim v1";
+const LAYOUT_MAGIC: &str = "flakeid-namespace v1";
+/// The file of a namespace's directory that records its layout.
+const LAYOUT_FILE: &str = "layout";
+/// The longest a write waits for the namespace's directory lock.
+const DIR_LOCK_BOUND: Duration = Duration::from_secs(5);
 
 fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
     ClaimError::Io {
         path: path.display().to_string(),
         reason: e.to_string(),
     }
+}
+
+fn lock_name(node: u64) -> String {
+    format!("node-{node}.lock")
+}
+
+fn state_name(node: u64) -> String {
+    format!("node-{node}.state")
 }
 
 impl State {
@@ -148,148 +171,67 @@ impl State {
     }
 }
 
-/// Files the store creates are its owner's alone (0600), directories too (0700); and no
-/// file of the store is opened through a symbolic link: one planted in place of a state
-/// or lock file (to make the holder write elsewhere, or read a reservation of someone
-/// else's making) is refused.
-/// With `group`, the owner's group may read and write them too (0660, 0770).
-fn owner_only(options: &mut OpenOptions, group: bool) -> &mut OpenOptions {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mode = if group { 0o660 } else { 0o600 };
-        options.mode(mode).custom_flags(libc::O_NOFOLLOW);
-    }
-    #[cfg(not(unix))]
-    let _ = group;
-    options
+/// Reads node `node`'s state file in `ns`; `None` if there is none.
+fn read_state(ns: &Dir, node: u64, trust: &Trust) -> Result<Option<State>, ClaimError> {
+    let name = state_name(node);
+    let Some(bytes) = ns.read(&name, trust)? else {
+        return Ok(None);
+    };
+    let path = ns.path_of(&name);
+    let text = String::from_utf8(bytes).map_err(|_| ClaimError::Corrupt {
+        path: path.display().to_string(),
+        reason: "it is not UTF-8 text".into(),
+    })?;
+    State::parse(&text, &path, node).map(Some)
 }
 
-/// The permission bits of `dir` if users other than its owner (other than its owner's
-/// group, with `group`) may write to it.
-#[cfg(unix)]
-fn writable_by_others(dir: &Path, group: bool) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = fs::metadata(dir).ok()?.permissions().mode() & 0o7777;
-    let others = if group { 0o002 } else { 0o022 };
-    (mode & others != 0).then_some(mode)
+fn write_state(ns: &Dir, state: &State, trust: &Trust) -> Result<(), ClaimError> {
+    ns.replace(&state_name(state.node), state.to_text().as_bytes(), trust)
 }
 
-#[cfg(not(unix))]
-fn writable_by_others(_: &Path, _: bool) -> Option<u32> {
-    None
-}
-
-/// Creates `dir` and its missing parents, owner-only (0700, less the umask), or with the
-/// group too (0770, less the umask).
-fn create_dirs(dir: &Path, group: bool) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(if group { 0o770 } else { 0o700 });
-    }
-    #[cfg(not(unix))]
-    let _ = group;
-    builder.create(dir)
-}
-
-/// An I/O error at `path`, saying so plainly when it was a symbolic link refused.
-fn open_err(path: &Path, e: std::io::Error) -> ClaimError {
-    #[cfg(unix)]
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        return io_err(
-            path,
-            "it is a symbolic link, which the file store never follows (someone may have planted it): remove it, and check who can write to the directory",
-        );
-    }
-    io_err(path, e)
-}
-
-/// Reads node `node`'s state file; `None` if there is none.
-fn read_state(path: &Path, node: u64) -> Result<Option<State>, ClaimError> {
-    let read = owner_only(OpenOptions::new().read(true), false)
-        .open(path)
-        .and_then(|mut f| {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
-        });
-    match read {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes).map_err(|_| ClaimError::Corrupt {
-                path: path.display().to_string(),
-                reason: "it is not UTF-8 text".into(),
-            })?;
-            State::parse(&text, path, node).map(Some)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(open_err(path, e)),
+/// Tries to take the lock of `file`: whether this call now holds it.
+fn try_lock(file: &File, path: &Path) -> Result<bool, ClaimError> {
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(TryLockError::WouldBlock) => Ok(false),
+        Err(TryLockError::Error(e)) => Err(io_err(path, e)),
     }
 }
 
-/// Replaces a state file durably: write a temporary file, fsync it, rename it over the
-/// old one, fsync the directory. A crash leaves the old file or the new one, never half.
-fn write_state(path: &Path, state: &State, group: bool) -> Result<(), ClaimError> {
-    // Unique in this process (several stores may share a directory) and across processes.
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    let tmp = path.with_extension(format!("state.tmp-{}-{n}", std::process::id()));
-    let result = (|| {
-        // A new file (never one that exists, nor a link), owner-only; the rename then
-        // replaces whatever is at `path`, a planted link included, and not its target.
-        let mut f =
-            owner_only(OpenOptions::new().write(true).create_new(true), group).open(&tmp)?;
-        f.write_all(state.to_text().as_bytes())?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            File::open(dir)?.sync_all()?;
-        }
-        Ok::<(), std::io::Error>(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+/// What a namespace's layout file says, or why it cannot be read.
+fn parse_layout(bytes: &[u8], path: &Path) -> Result<String, ClaimError> {
+    let corrupt = |reason: &str| ClaimError::Corrupt {
+        path: path.display().to_string(),
+        reason: reason.into(),
+    };
+    let text = core::str::from_utf8(bytes).map_err(|_| corrupt("it is not UTF-8 text"))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(LAYOUT_MAGIC) {
+        return Err(corrupt("its first line is not 'flakeid-namespace v1'"));
     }
-    result.map_err(|e| io_err(path, e))
-}
-
-/// What identifies a file: its device and inode on Unix; nothing elsewhere (where only
-/// the generation guards a lock file that was replaced).
-type FileId = (u64, u64);
-
-#[cfg(unix)]
-fn file_id(meta: &fs::Metadata) -> FileId {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-#[cfg(not(unix))]
-fn file_id(_: &fs::Metadata) -> FileId {
-    (0, 0)
-}
-
-/// Whether the file at `path` is still the one identified by `id` (nobody removed or
-/// replaced the lock file under the holder).
-fn same_file(id: FileId, path: &Path) -> bool {
-    fs::metadata(path).is_ok_and(|m| file_id(&m) == id)
-}
-
-/// The exclusive lock on a namespace's directory that every state write is made under
-/// (`flock` of the directory itself, which nobody replaces); let go when dropped.
-fn lock_dir(dir: &Path) -> Result<File, ClaimError> {
-    let file = File::open(dir).map_err(|e| io_err(dir, e))?;
-    file.lock().map_err(|e| io_err(dir, e))?;
-    Ok(file)
+    lines
+        .find_map(|l| l.strip_prefix("layout "))
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .ok_or_else(|| corrupt("it has no layout line"))
 }
 
 impl FileStore {
     /// A store in `dir`, which is created (with the namespace's directory) at the first
-    /// claim. Fails if `dir` exists and is not a directory; nothing is written here.
+    /// claim. Fails if `dir` exists and is not a directory (a symbolic link included);
+    /// nothing is written here.
     pub fn open(dir: impl AsRef<Path>) -> Result<FileStore, ClaimError> {
         let dir = dir.as_ref().to_path_buf();
-        if dir.exists() && !dir.is_dir() {
-            return Err(io_err(&dir, "it is not a directory"));
+        if let Ok(meta) = std::fs::symlink_metadata(&dir) {
+            if meta.file_type().is_symlink() {
+                return Err(io_err(
+                    &dir,
+                    "it is a symbolic link, which the file store never follows to its directory (someone may have planted it): give the directory itself",
+                ));
+            }
+            if !meta.is_dir() {
+                return Err(io_err(&dir, "it is not a directory"));
+            }
         }
         Ok(FileStore {
             dir,
@@ -302,7 +244,8 @@ impl FileStore {
     /// Shares the store with the owner's group, told so explicitly (`file:DIR?share=group`):
     /// files created 0660 and directories 0770 (less the umask: a group that must write
     /// needs a umask such as 002), for holders that run as different users of one group.
-    /// Only a directory others outside the group may write to is then a warning.
+    /// Directories that belong to, or may be written by, a group of this process are then
+    /// accepted; one that others outside it may write to is still refused.
     pub fn shared_with_group(mut self) -> Self {
         self.group = true;
         self
@@ -313,15 +256,25 @@ impl FileStore {
         &self.dir
     }
 
-    fn paths(&self, namespace: &str, node: u64) -> (PathBuf, PathBuf) {
-        let dir = self.dir.join(namespace);
-        (
-            dir.join(format!("node-{node}.lock")),
-            dir.join(format!("node-{node}.state")),
-        )
+    fn trust(&self) -> Trust {
+        Trust::of_this_process(self.group)
     }
 
-    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Held>> {
+    /// The store's directory, checked (made, with `create`); `None` if it is missing.
+    fn store_dir(&self, trust: &Trust, create: bool) -> Result<Option<Dir>, ClaimError> {
+        Dir::open_store(&self.dir, trust, create)
+    }
+
+    /// The store's and `namespace`'s directories, checked and made if missing.
+    fn namespace_dir(&self, namespace: &str, trust: &Trust) -> Result<(Dir, Dir), ClaimError> {
+        check_namespace(namespace)?;
+        let missing = || io_err(&self.dir, "the directory vanished while it was being made");
+        let store = self.store_dir(trust, true)?.ok_or_else(missing)?;
+        let ns = store.child(namespace, trust, true)?.ok_or_else(missing)?;
+        Ok((store, ns))
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Held>>> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -332,76 +285,96 @@ impl FileStore {
         }
     }
 
-    /// What a write of `claimed` checks, if this store holds it.
-    fn owned(&self, claimed: &Claimed) -> Result<Owned, ClaimError> {
-        let held = self.held();
-        let h = held
-            .get(&claimed.token)
-            .ok_or_else(|| Self::not_owner(claimed))?;
-        Ok(Owned {
-            lock_id: h.lock_id,
-            lock_path: h.lock_path.clone(),
-            state_path: h.state_path.clone(),
-            holder: h.holder.clone(),
-            generation: h.generation,
-        })
+    /// Whether `h` is still the owner: its directories are where it found them and its
+    /// lock file is still the one it locked.
+    fn still_owns(h: &Held, namespace: &str) -> bool {
+        h.store.still_there()
+            && h.store.holds(namespace, &h.ns)
+            && h.ns.id_of(&lock_name(h.node)) == Some(h.lock_id)
     }
 
-    /// Writes the state of a claim this store holds, under the directory's lock, if its
-    /// lock file is still the one locked and the stored generation still its own (else
-    /// [`ClaimError::NotOwner`], nothing written). A renewal (`released` false) stores
-    /// the larger of the stored reservation and `reserved_until_ns`; a release stores
-    /// `reserved_until_ns` (its caller minted nothing at or past it).
+    /// Writes the state of a claim this store holds, under the directory's lock, if it is
+    /// still the owner ([`FileStore::still_owns`]) and the stored generation is its own
+    /// (else [`ClaimError::NotOwner`], nothing written). A renewal (`released` false)
+    /// stores the larger of the stored reservation and `reserved_until_ns`; a release
+    /// stores `reserved_until_ns` (its caller minted nothing at or past it). A state file
+    /// removed under a holder that kept its lock is written again: nobody else can have
+    /// claimed the id.
     fn write_owned(
-        o: &Owned,
+        &self,
+        h: &Held,
         claimed: &Claimed,
         reserved_until_ns: u64,
         released: bool,
-        group: bool,
     ) -> Result<(), ClaimError> {
-        let dir = o.state_path.parent().unwrap_or(Path::new("."));
-        let _dir_lock = lock_dir(dir)?;
-        if !same_file(o.lock_id, &o.lock_path) {
+        let trust = self.trust();
+        let _dir_lock = h.ns.lock(DIR_LOCK_BOUND)?;
+        if !Self::still_owns(h, &claimed.namespace) {
             return Err(Self::not_owner(claimed));
         }
-        let stored = read_state(&o.state_path, claimed.node)?;
-        let stored = match stored {
-            Some(s) if s.generation == o.generation && !s.released => s,
-            _ => return Err(Self::not_owner(claimed)),
+        let stored = match read_state(&h.ns, claimed.node, &trust)? {
+            Some(s) if s.generation == h.generation && !s.released => s.reserved_until_ns,
+            None => 0,
+            Some(_) => return Err(Self::not_owner(claimed)),
         };
         let state = State {
             node: claimed.node,
             reserved_until_ns: if released {
                 reserved_until_ns
             } else {
-                reserved_until_ns.max(stored.reserved_until_ns)
+                reserved_until_ns.max(stored)
             },
-            holder: o.holder.clone(),
+            holder: h.holder.clone(),
             released,
-            generation: o.generation,
+            generation: h.generation,
         };
-        write_state(&o.state_path, &state, group)
+        write_state(&h.ns, &state, &trust)
     }
 
-    /// Opens and tries to lock node `node`'s lock file: `Some` if this call now holds it.
-    fn try_lock(&self, path: &Path) -> Result<Option<File>, ClaimError> {
-        let file = owner_only(
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false),
-            self.group,
-        )
-        .open(path)
-        .map_err(|e| open_err(path, e))?;
-        let locked_id = file.metadata().map(|m| file_id(&m));
-        match file.try_lock() {
-            Ok(()) if locked_id.as_ref().is_ok_and(|&id| same_file(id, path)) => Ok(Some(file)),
-            // Removed or replaced between our open and our lock: not a claim.
-            Ok(()) => Ok(None),
-            Err(TryLockError::WouldBlock) => Ok(None),
-            Err(TryLockError::Error(e)) => Err(io_err(path, e)),
+    /// A release by a holder that is no longer the owner leaves its final reservation
+    /// where there is none (the state file was removed along with its lock), and writes
+    /// nothing where there is one.
+    fn leave_reservation(&self, h: &Held, claimed: &Claimed, reserved_until_ns: u64) {
+        let trust = self.trust();
+        let Ok(_dir_lock) = h.ns.lock(DIR_LOCK_BOUND) else {
+            return;
+        };
+        if h.ns.id_of(&state_name(claimed.node)).is_none() {
+            let state = State {
+                node: claimed.node,
+                reserved_until_ns,
+                holder: h.holder.clone(),
+                released: true,
+                generation: h.generation,
+            };
+            let _ = write_state(&h.ns, &state, &trust);
+        }
+    }
+
+    /// Node `node`'s lock file in `ns`, opened (made if missing) and locked by this call;
+    /// `None` if another holds it. A lock file that is not a regular file is
+    /// [`ClaimError::Corrupt`].
+    fn lock_node(ns: &Dir, node: u64, trust: &Trust) -> Result<Option<(File, FileId)>, ClaimError> {
+        let name = lock_name(node);
+        let Some((file, id)) = ns.lock_file(&name, trust, true)? else {
+            return Ok(None);
+        };
+        // Removed or replaced between our open and our lock: not a claim.
+        if try_lock(&file, &ns.path_of(&name))? && ns.id_of(&name) == Some(id) {
+            Ok(Some((file, id)))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Whether node `node` of `ns` is held now (probed: its lock taken and let go at once).
+    /// `Err` for a lock file that is not a regular file.
+    fn is_held(ns: &Dir, node: u64, trust: &Trust) -> Result<bool, ClaimError> {
+        // A lock this process holds conflicts too: each open of a file locks on its own.
+        let name = lock_name(node);
+        match ns.lock_file(&name, trust, false)? {
+            None => Ok(false),
+            Some((file, _)) => Ok(!try_lock(&file, &ns.path_of(&name))?),
         }
     }
 }
@@ -412,19 +385,25 @@ impl ClaimStore for FileStore {
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        let ns_dir = self.dir.join(request.namespace);
-        create_dirs(&ns_dir, self.group).map_err(|e| io_err(&ns_dir, e))?;
+        let trust = self.trust();
+        let (store, ns) = self.namespace_dir(request.namespace, &trust)?;
         let (mut held, mut corrupt) = (0, Vec::new());
         for node in request.pool.clone() {
-            let (lock_path, state_path) = self.paths(request.namespace, node);
-            let Some(lock) = self.try_lock(&lock_path)? else {
-                held += 1;
-                continue;
+            let lock = match Self::lock_node(&ns, node, &trust) {
+                Ok(Some(lock)) => lock,
+                Ok(None) => {
+                    held += 1;
+                    continue;
+                }
+                // Skipped, and left as it is.
+                Err(ClaimError::Corrupt { .. }) => {
+                    corrupt.push(node);
+                    continue;
+                }
+                Err(e) => return Err(e),
             };
-            let lock_id = lock.metadata().map_err(|e| io_err(&lock_path, e))?;
-            let lock_id = file_id(&lock_id);
-            let dir_lock = lock_dir(&ns_dir)?;
-            let previous = match read_state(&state_path, node) {
+            let dir_lock = ns.lock(DIR_LOCK_BOUND)?;
+            let previous = match read_state(&ns, node, &trust) {
                 Ok(previous) => previous,
                 // Skipped, and left as it is: the lock goes with `lock`.
                 Err(ClaimError::Corrupt { .. }) => {
@@ -443,18 +422,20 @@ impl ClaimStore for FileStore {
                 released: false,
                 generation,
             };
-            write_state(&state_path, &state, self.group)?;
+            write_state(&ns, &state, &trust)?;
             drop(dir_lock);
+            let (lock, lock_id) = lock;
             self.held().insert(
                 token,
-                Held {
+                Arc::new(Held {
                     _lock: lock,
                     lock_id,
-                    lock_path,
-                    state_path,
+                    store,
+                    ns,
+                    node,
                     holder: request.instance.into(),
                     generation,
-                },
+                }),
             );
             return Ok(Claimed {
                 namespace: request.namespace.into(),
@@ -470,87 +451,74 @@ impl ClaimStore for FileStore {
             held,
             waited: Duration::ZERO,
             corrupt,
+            wanted: 1,
         })
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let owned = self.owned(claimed)?;
-        Self::write_owned(&owned, claimed, reserved_until_unix_ns, false, self.group)
+        let h = self
+            .held()
+            .get(&claimed.token)
+            .cloned()
+            .ok_or_else(|| Self::not_owner(claimed))?;
+        self.write_owned(&h, claimed, reserved_until_unix_ns, false)
     }
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let owned = self.owned(claimed)?;
-        let result = Self::write_owned(&owned, claimed, reserved_until_unix_ns, true, self.group);
-        // The state is durable before the lock goes (with the entry).
+        let h = self
+            .held()
+            .get(&claimed.token)
+            .cloned()
+            .ok_or_else(|| Self::not_owner(claimed))?;
+        let result = self.write_owned(&h, claimed, reserved_until_unix_ns, true);
+        if matches!(result, Err(ClaimError::NotOwner { .. })) {
+            self.leave_reservation(&h, claimed, reserved_until_unix_ns);
+        }
+        // The state is durable before the lock goes (with the last handle on the entry).
         self.held().remove(&claimed.token);
         result
     }
 
-    /// The store's directory and its namespaces' directories that users other than the
-    /// owner may write to: whoever can write there can replace a state file, and so make
-    /// two holders mint the same IDs.
-    fn warnings(&self) -> Vec<String> {
-        let mut dirs = vec![self.dir.clone()];
-        if let Ok(entries) = fs::read_dir(&self.dir) {
-            dirs.extend(
-                entries
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .map(|e| e.path()),
-            );
-        }
-        dirs.into_iter()
-            .filter_map(|dir| {
-                let mode = writable_by_others(&dir, self.group)?;
-                Some(format!(
-                    "{} is writable by other users (mode {mode:o}): they could rewrite a reservation and make two holders mint the same IDs; chmod go-w it",
-                    dir.display()
-                ))
-            })
-            .collect()
-    }
-
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        let ns_dir = self.dir.join(namespace);
-        if !self.dir.is_dir() {
+        check_namespace(namespace)?;
+        let trust = self.trust();
+        let Some(store) = self.store_dir(&trust, false)? else {
             return Err(io_err(
                 &self.dir,
                 "the store's directory does not exist (a claim creates it)",
             ));
-        }
-        let entries = match fs::read_dir(&ns_dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_err(&ns_dir, e)),
         };
-        let mut nodes: Vec<u64> = entries
-            .filter_map(|e| {
-                let name = e.ok()?.file_name();
-                let name = name.to_str()?;
-                name.strip_prefix("node-")?
-                    .strip_suffix(".lock")?
-                    .parse()
-                    .ok()
+        let Some(ns) = store.child(namespace, &trust, false)? else {
+            return Ok(Vec::new());
+        };
+        let mut nodes: Vec<u64> = ns
+            .entries()?
+            .into_iter()
+            .filter_map(|(name, _)| {
+                let rest = name.strip_prefix("node-")?;
+                let number = rest
+                    .strip_suffix(".lock")
+                    .or_else(|| rest.strip_suffix(".state"))?;
+                number.parse().ok()
             })
             .collect();
         nodes.sort_unstable();
+        nodes.dedup();
         let mut infos = Vec::with_capacity(nodes.len());
         for node in nodes {
-            let (lock_path, state_path) = self.paths(namespace, node);
-            // Held by this process (a second lock on another handle would conflict too,
-            // but needs no probe), else probe the lock: taken and let go at once.
-            let mine = self.held().values().any(|h| h.lock_path == lock_path);
-            let held = mine || self.try_lock(&lock_path)?.is_none();
-            let (state, problem) = match read_state(&state_path, node) {
-                Ok(state) => (state, None),
-                Err(e @ ClaimError::Corrupt { .. }) => (None, Some(e.to_string())),
-                Err(e) => return Err(e),
+            // A damaged entry is listed as such, with what is wrong, and the rest go on.
+            let held = Self::is_held(&ns, node, &trust);
+            let state = read_state(&ns, node, &trust);
+            let problem = match (&held, &state) {
+                (Err(e), _) | (_, Err(e)) => Some(e.to_string()),
+                _ => None,
             };
+            let state = state.ok().flatten();
             infos.push(ClaimInfo {
                 node,
                 state: match &state {
                     _ if problem.is_some() => NodeState::Corrupt,
-                    _ if held => NodeState::Held,
+                    _ if held.unwrap_or(false) => NodeState::Held,
                     Some(s) if s.released => NodeState::Released,
                     _ => NodeState::Expired,
                 },
@@ -560,6 +528,107 @@ impl ClaimStore for FileStore {
             });
         }
         Ok(infos)
+    }
+
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        let trust = self.trust();
+        let (_, ns) = self.namespace_dir(namespace, &trust)?;
+        let _dir_lock = ns.lock(DIR_LOCK_BOUND)?;
+        let path = ns.path_of(LAYOUT_FILE);
+        match ns.read(LAYOUT_FILE, &trust)? {
+            Some(bytes) => {
+                let recorded = parse_layout(&bytes, &path)?;
+                super::same_layout(namespace, &recorded, layout)
+            }
+            None => ns.replace(
+                LAYOUT_FILE,
+                format!("{LAYOUT_MAGIC}\nlayout {layout}\n").as_bytes(),
+                &trust,
+            ),
+        }
+    }
+
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        let trust = self.trust();
+        let Some(store) = self.store_dir(&trust, false)? else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = store
+            .entries()?
+            .into_iter()
+            .filter(|(name, is_dir)| *is_dir && check_namespace(name).is_ok())
+            .map(|(name, _)| name)
+            .collect();
+        names.sort_unstable();
+        Ok(names
+            .into_iter()
+            .map(|namespace| {
+                let layout = store.child(&namespace, &trust, false).and_then(|ns| {
+                    let Some(ns) = ns else { return Ok(None) };
+                    let path = ns.path_of(LAYOUT_FILE);
+                    ns.read(LAYOUT_FILE, &trust)?
+                        .map(|bytes| parse_layout(&bytes, &path))
+                        .transpose()
+                });
+                match layout {
+                    Ok(layout) => NamespaceInfo {
+                        namespace,
+                        layout,
+                        problem: None,
+                    },
+                    Err(e) => NamespaceInfo {
+                        namespace,
+                        layout: None,
+                        problem: Some(e.to_string()),
+                    },
+                }
+            })
+            .collect())
+    }
+
+    fn repair(
+        &self,
+        namespace: &str,
+        node: u64,
+        reserved_until_unix_ns: u64,
+    ) -> Result<Repaired, ClaimError> {
+        let trust = self.trust();
+        let (_, ns) = self.namespace_dir(namespace, &trust)?;
+        let _dir_lock = ns.lock(DIR_LOCK_BOUND)?;
+        // A lock file that is not a regular file can be held by nobody: it goes.
+        let lock = match Self::lock_node(&ns, node, &trust) {
+            Err(ClaimError::Corrupt { .. }) => {
+                ns.remove(&lock_name(node))?;
+                Self::lock_node(&ns, node, &trust)?
+            }
+            other => other?,
+        };
+        // Held while the repair writes: no claim of the id comes between. (A lock this
+        // process holds conflicts too: each open of a file locks on its own.)
+        let Some(_lock) = lock else {
+            return Err(ClaimError::NodeHeld {
+                namespace: namespace.into(),
+                node,
+            });
+        };
+        let stored = read_state(&ns, node, &trust).ok().flatten();
+        let repaired = Repaired {
+            previous_unix_ns: stored.as_ref().map(|s| s.reserved_until_ns),
+            reserved_until_unix_ns: stored
+                .as_ref()
+                .map_or(0, |s| s.reserved_until_ns)
+                .max(reserved_until_unix_ns),
+        };
+        // The rename replaces whatever is there: damaged text, a FIFO, a link.
+        let state = State {
+            node,
+            reserved_until_ns: repaired.reserved_until_unix_ns,
+            holder: "repaired".into(),
+            released: true,
+            generation: stored.map_or(0, |s| s.generation).wrapping_add(1),
+        };
+        write_state(&ns, &state, &trust)?;
+        Ok(repaired)
     }
 }
 
@@ -595,5 +664,25 @@ mod tests {
             State::parse("flakeid-claim v1\nnode 3\n", p, 3),
             Err(ClaimError::Corrupt { .. })
         ));
+    }
+
+    #[test]
+    fn layout_records_parse_or_are_corrupt() {
+        let p = Path::new("layout");
+        assert_eq!(
+            parse_layout(b"flakeid-namespace v1\nlayout time=41,seq=12\n", p).unwrap(),
+            "time=41,seq=12"
+        );
+        for bad in [
+            &b""[..],
+            b"flakeid-namespace v1\n",
+            b"x\nlayout a\n",
+            b"\xff",
+        ] {
+            assert!(
+                matches!(parse_layout(bad, p), Err(ClaimError::Corrupt { .. })),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -65,6 +65,8 @@ struct Shared {
     fence: Fence,
     layout: Layout,
     window_ns: u64,
+    /// The background renewal's period.
+    every: Duration,
     clock: RenewClock,
     /// Held across a whole renewal (clock read, store write, fence raise) and the
     /// release: renewals of one claim run one at a time, so a renewal computed from an
@@ -151,20 +153,82 @@ impl Holder {
         clock: RenewClock,
         max_wait: Duration,
     ) -> Result<Holder, ClaimError> {
-        let Settings {
-            pool,
-            window_ns,
-            every,
-            pool_wait,
-        } = settings(claims, layout)?;
+        Holder::take_all(claims, layout, clock, max_wait, 1)?
+            .pop()
+            .ok_or_else(|| ClaimError::Unreachable {
+                store: claims.store.url(),
+                reason: "the store handed out no node id".into(),
+            })
+    }
+
+    /// [`Holder::take`] for `count` node ids taken together (one per shard of a sharded
+    /// generator), or none: while fewer than `count` are usable, the claim holds none of
+    /// them and waits (see [`claim_usable`]).
+    pub(crate) fn take_all(
+        claims: &Claims,
+        layout: &Layout,
+        clock: RenewClock,
+        max_wait: Duration,
+        count: usize,
+    ) -> Result<Vec<Holder>, ClaimError> {
+        let settings = settings(claims, layout)?;
         let instance = claims.instance.clone().unwrap_or_else(default_instance);
         let store = Arc::clone(&claims.store);
         let request = ClaimRequest {
             namespace: &claims.namespace,
-            pool,
+            pool: settings.pool.clone(),
             instance: &instance,
         };
-        let claimed = claim_usable(&*store, &request, &clock, max_wait, pool_wait)?;
+        let claimed = claim_usable(
+            &*store,
+            &request,
+            count,
+            &super::layout_record(layout),
+            &clock,
+            max_wait,
+            settings.pool_wait,
+        )?;
+        let mut holders = Vec::with_capacity(count);
+        let mut rest = claimed.into_iter();
+        while let Some(claimed) = rest.next() {
+            let started = Holder::start(
+                claims,
+                layout,
+                Arc::clone(&store),
+                instance.clone(),
+                claimed,
+                Arc::clone(&clock),
+                max_wait,
+                &settings,
+            );
+            match started {
+                Ok(holder) => holders.push(holder),
+                Err(e) => {
+                    for c in rest {
+                        let _ = store.release(&c, c.not_before_unix_ns);
+                    }
+                    // Dropping the holders started releases their ids.
+                    return Err(e);
+                }
+            }
+        }
+        Ok(holders)
+    }
+
+    /// Writes a claimed id's first reservation and starts its renewal; on failure the id
+    /// is released, its reservation unchanged.
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        claims: &Claims,
+        layout: &Layout,
+        store: Arc<dyn ClaimStore>,
+        instance: String,
+        claimed: Claimed,
+        clock: RenewClock,
+        max_wait: Duration,
+        settings: &Settings,
+    ) -> Result<Holder, ClaimError> {
+        let (window_ns, every) = (settings.window_ns, settings.every);
         let not_before = claimed.not_before_unix_ns;
         let fence = if claimed.fenced {
             let now = clock.unix_ns();
@@ -194,6 +258,7 @@ impl Holder {
             fence,
             layout: *layout,
             window_ns,
+            every,
             clock,
             one_at_a_time: crate::sync::Mutex::new(()),
             stop: Mutex::new(false),

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+use super::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, NodeState, Repaired,
+};
 use crate::clock::{Clock, SystemClock};
 
 #[derive(Debug)]
@@ -28,6 +30,8 @@ struct Entry {
 #[derive(Debug, Default)]
 struct Entries {
     by_id: BTreeMap<(String, u64), Entry>,
+    /// Each namespace's layout record.
+    layouts: BTreeMap<String, String>,
     next_token: u64,
 }
 
@@ -229,6 +233,7 @@ impl ClaimStore for MemoryStore {
             held,
             waited: Duration::ZERO,
             corrupt: skipped,
+            wanted: 1,
         })
     }
 
@@ -273,5 +278,71 @@ impl ClaimStore for MemoryStore {
                 problem: e.corrupt.then(|| corrupt(ns, *node).to_string()),
             })
             .collect())
+    }
+
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        let mut entries = self.reach()?;
+        let recorded = entries
+            .layouts
+            .entry(namespace.into())
+            .or_insert_with(|| layout.into());
+        super::same_layout(namespace, recorded, layout)
+    }
+
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        let entries = self.reach()?;
+        let mut names: Vec<&String> = entries
+            .by_id
+            .keys()
+            .map(|(ns, _)| ns)
+            .chain(entries.layouts.keys())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        Ok(names
+            .into_iter()
+            .map(|ns| NamespaceInfo {
+                namespace: ns.clone(),
+                layout: entries.layouts.get(ns).cloned(),
+                problem: None,
+            })
+            .collect())
+    }
+
+    fn repair(
+        &self,
+        namespace: &str,
+        node: u64,
+        reserved_until_unix_ns: u64,
+    ) -> Result<Repaired, ClaimError> {
+        let mut entries = self.reach()?;
+        let now = self.clock.unix_ns();
+        let e = entries
+            .by_id
+            .entry((namespace.into(), node))
+            .or_insert(Entry {
+                owner: None,
+                holder: String::new(),
+                reserved_until_ns: 0,
+                expires_ns: 0,
+                released: true,
+                corrupt: false,
+            });
+        if !e.corrupt && e.live(now) {
+            return Err(ClaimError::NodeHeld {
+                namespace: namespace.into(),
+                node,
+            });
+        }
+        let previous = (!e.corrupt).then_some(e.reserved_until_ns);
+        e.reserved_until_ns = previous.unwrap_or(0).max(reserved_until_unix_ns);
+        e.owner = None;
+        e.released = true;
+        e.corrupt = false;
+        e.holder = "repaired".into();
+        Ok(Repaired {
+            previous_unix_ns: previous,
+            reserved_until_unix_ns: e.reserved_until_ns,
+        })
     }
 }

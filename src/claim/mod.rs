@@ -60,6 +60,7 @@ mod error;
 #[cfg(feature = "etcd")]
 mod etcd;
 mod fence;
+#[cfg(unix)]
 mod file;
 mod holder;
 mod memory;
@@ -84,6 +85,7 @@ pub use error::{ClaimError, ClaimErrorKind};
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;
 pub use fence::{ClaimState, Fence};
+#[cfg(unix)]
 pub use file::FileStore;
 pub use holder::ClaimStatus;
 pub(crate) use holder::Holder;
@@ -150,6 +152,50 @@ pub struct ClaimInfo {
     pub problem: Option<String>,
 }
 
+/// A namespace of a store, as [`ClaimStore::namespaces`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceInfo {
+    /// The namespace.
+    pub namespace: String,
+    /// The layout of its IDs as the first claim recorded it (a canonical layout string,
+    /// see [`ClaimStore::bind_layout`]); `None` for a namespace no claim has recorded one
+    /// for yet.
+    pub layout: Option<String>,
+    /// Why its record cannot be read, if so.
+    pub problem: Option<String>,
+}
+
+/// What [`ClaimStore::repair`] found and stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repaired {
+    /// The reservation stored before (Unix ns), if it could be read.
+    pub previous_unix_ns: Option<u64>,
+    /// The reservation stored now (Unix ns): the next holder starts there.
+    pub reserved_until_unix_ns: u64,
+}
+
+/// The record of a layout in a store ([`ClaimStore::bind_layout`]): the layout string of
+/// what decides the value of an ID (field widths, order, unit, epoch, grid), without the
+/// datacenter split of the node field, which names bits but does not move them.
+pub fn layout_record(layout: &crate::Layout) -> String {
+    layout.without_datacenter_split().to_string()
+}
+
+/// `Ok` if `asked` is the layout `recorded` for `namespace`, else
+/// [`ClaimError::LayoutMismatch`] naming both: what a store's
+/// [`bind_layout`](ClaimStore::bind_layout) answers when the namespace has a record.
+pub fn same_layout(namespace: &str, recorded: &str, asked: &str) -> Result<(), ClaimError> {
+    if recorded == asked {
+        Ok(())
+    } else {
+        Err(ClaimError::LayoutMismatch {
+            namespace: namespace.into(),
+            recorded: recorded.into(),
+            asked: asked.into(),
+        })
+    }
+}
+
 /// Whether a node id is held, as a store sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -198,7 +244,13 @@ impl NodeState {
 ///   late write arrives after a newer one.
 /// - [`release`](ClaimStore::release) stores the final reservation and frees the id.
 /// - Data that cannot be read is [`ClaimError::Corrupt`], naming the file or key; it is
-///   never read as 0 and never overwritten.
+///   never read as 0 and never overwritten, except by [`repair`](ClaimStore::repair).
+/// - A renewal or release of a claim that is still this holder's whose reservation was
+///   removed (by hand) stores it again; a release of a claim that is no longer this
+///   holder's stores its final reservation where none is stored, and changes nothing where
+///   one is.
+/// - A namespace is one ID space of one layout: [`bind_layout`](ClaimStore::bind_layout)
+///   records the first claim's and refuses any other.
 pub trait ClaimStore: Send + Sync + fmt::Debug {
     /// The store's URL, for messages (`file:/var/lib/flakeid`).
     fn url(&self) -> String;
@@ -219,9 +271,42 @@ pub trait ClaimStore: Send + Sync + fmt::Debug {
         None
     }
 
-    /// What the store found unsafe about its setup, for the operator (the tool prints
-    /// these at claim time): for [`FileStore`], a directory other users may write to.
-    /// Empty by default.
+    /// Records `layout` (a [`layout_record`]) as the layout of `namespace`'s IDs if the
+    /// namespace has none recorded, in one atomic step (of two first claims with different
+    /// layouts one records, the other is refused); `Ok` if `layout` is the one recorded,
+    /// [`ClaimError::LayoutMismatch`] if another is (see [`same_layout`]). Two layouts in
+    /// one namespace can mint equal IDs from different node ids.
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError>;
+
+    /// Every namespace the store holds, in name order, with its recorded layout.
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError>;
+
+    /// Repairs node `node` of `namespace`, which no live holder may own
+    /// ([`ClaimError::NodeHeld`] otherwise): stores, as its released reservation, the
+    /// larger of `reserved_until_unix_ns` and what was stored (where it can be read),
+    /// replacing data that cannot be read. The caller gives a time past the highest any
+    /// holder of the id could have minted (now plus the largest window and clock skew).
+    fn repair(
+        &self,
+        namespace: &str,
+        node: u64,
+        reserved_until_unix_ns: u64,
+    ) -> Result<Repaired, ClaimError>;
+
+    /// For a store whose claims are leases: how long a renewal can take to reach a member
+    /// that answers once the member in use has stopped answering (an attempt that times
+    /// out, the pause, a second attempt), with leases of `ttl`; `None` if the store's
+    /// client keeps its lease alive by itself (a ZooKeeper session) or it has no leases.
+    /// A claim whose renewal period plus this does not fit in nine tenths of the TTL is
+    /// refused ([`ClaimError::TtlTooShort`]).
+    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
+        let _ = ttl;
+        None
+    }
+
+    /// What the store found unsafe about its setup or repaired in it, for the operator (the
+    /// tool prints these once the claim is taken): for a ZooKeeper store, a store without a
+    /// user, or a znode whose ACL it made creator-only. Empty by default.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }

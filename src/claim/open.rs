@@ -9,12 +9,12 @@ use std::vec::Vec;
 
 #[cfg(feature = "etcd")]
 use super::EtcdStore;
+#[cfg(unix)]
+use super::FileStore;
 #[cfg(feature = "zookeeper")]
 use super::ZooKeeperStore;
 use super::access::redact;
-use super::{
-    Access, ClaimError, ClaimStore, FileStore, MemoryStore, Secret, StaticNode, static_node,
-};
+use super::{Access, ClaimError, ClaimStore, MemoryStore, Secret, StaticNode, static_node};
 
 /// The store a URL names:
 ///
@@ -93,6 +93,11 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
         .split_once(':')
         .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N or static:pod"))?;
     match scheme {
+        #[cfg(not(unix))]
+        "file" => Err(bad(
+            "the file store is built for Unix (openat, flock, owner checks): on this system use a coordinator, memory: or static:",
+        )),
+        #[cfg(unix)]
         "file" => {
             let path = rest.strip_prefix("//").unwrap_or(rest);
             let (path, share) = match path.rsplit_once("?share=") {

@@ -44,7 +44,16 @@ impl Remote {
         T: Send + 'static,
         F: Future<Output = Result<T, ClaimError>> + Send + 'static,
     {
-        let (timeout, url) = (self.timeout, self.url.clone());
+        self.run_within(self.timeout, fut)
+    }
+
+    /// [`Remote::run`] bounded by `bound` (at most the timeout).
+    pub(crate) fn run_within<T, F>(&self, bound: Duration, fut: F) -> Result<T, ClaimError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, ClaimError>> + Send + 'static,
+    {
+        let (timeout, url) = (bound.min(self.timeout), self.url.clone());
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let Some(runtime) = &self.runtime else {
             return Err(unreachable(&self.url, "the client's runtime stopped"));

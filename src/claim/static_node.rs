@@ -6,7 +6,9 @@ use std::string::String;
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+use super::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, NodeState, Repaired,
+};
 
 /// A node id the orchestrator guarantees unique: given outright (`static:N`), or the
 /// ordinal of a Kubernetes StatefulSet pod (`static:pod`, `static:pod+K`; pod `web-3` is
@@ -189,6 +191,23 @@ impl ClaimStore for StaticNode {
                 problem: None,
             })
             .collect())
+    }
+
+    /// Nothing to record: the orchestrator, not a store, keeps the node ids apart.
+    fn bind_layout(&self, _: &str, _: &str) -> Result<(), ClaimError> {
+        Ok(())
+    }
+
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        Ok(Vec::new())
+    }
+
+    /// Nothing to repair: a static node id has no reservation.
+    fn repair(&self, _: &str, _: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        Ok(Repaired {
+            previous_unix_ns: None,
+            reserved_until_unix_ns: reserved,
+        })
     }
 }
 

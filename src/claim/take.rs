@@ -1,5 +1,6 @@
-//! Taking a claim: its settings checked against the layout and the store, then a usable
-//! node id taken (waiting, bounded, for one).
+//! Taking a claim: its settings checked against the layout and the store, then as many
+//! usable node ids as the generator has shards taken together, or none (waiting, bounded,
+//! for them).
 
 use core::time::Duration;
 use std::vec::Vec;
@@ -19,9 +20,25 @@ pub(super) struct Settings {
     pub(super) pool_wait: Duration,
 }
 
+/// The renewal period when none is given: a third of the shorter of the window and the
+/// lease TTL.
+fn default_every(window: Duration, ttl: Option<Duration>) -> Duration {
+    (ttl.map_or(window, |t| t.min(window)) / 3).max(Duration::from_millis(1))
+}
+
+/// Whether renewals every `every` keep a lease of `ttl` alive when the member in use stops
+/// answering: the renewal and the store's failover fit in nine tenths of the TTL.
+fn fits(store: &dyn ClaimStore, ttl: Duration, every: Duration) -> Result<(), Duration> {
+    match store.failover_bound(ttl) {
+        Some(failover) if every.saturating_add(failover) > ttl / 10 * 9 => Err(failover),
+        _ => Ok(()),
+    }
+}
+
 /// Checks the claim's settings: the namespace, the pool against the layout, the window
 /// against the layout's tick and [`MAX_WINDOW`], and the renewal period against the
-/// window and the store's lease TTL.
+/// window and the store's lease TTL (with the store's failover, see
+/// [`ClaimStore::failover_bound`]).
 pub(super) fn settings(claims: &Claims, layout: &Layout) -> Result<Settings, ClaimError> {
     check_namespace(&claims.namespace)?;
     let pool = claims.pool.clone().unwrap_or(0..layout.node_count());
@@ -45,10 +62,9 @@ pub(super) fn settings(claims: &Claims, layout: &Layout) -> Result<Settings, Cla
         });
     }
     let ttl = claims.store.lease_ttl();
-    let every = match claims.renew_every {
-        Some(every) => every,
-        None => (ttl.map_or(window, |t| t.min(window)) / 3).max(Duration::from_millis(1)),
-    };
+    let every = claims
+        .renew_every
+        .unwrap_or_else(|| default_every(window, ttl));
     if claims.background {
         if claims.renew_every.is_some() && every < MIN_RENEW_EVERY {
             return Err(ClaimError::RenewalTooOften { every });
@@ -56,10 +72,27 @@ pub(super) fn settings(claims: &Claims, layout: &Layout) -> Result<Settings, Cla
         if every >= window {
             return Err(ClaimError::RenewalSlowerThanWindow { every, window });
         }
-        if let Some(ttl) = ttl
-            && every >= ttl
-        {
-            return Err(ClaimError::RenewalTooRare { every, ttl });
+        if let Some(ttl) = ttl {
+            if every >= ttl {
+                return Err(ClaimError::RenewalTooRare { every, ttl });
+            }
+            if let Err(failover) = fits(&*claims.store, ttl, every) {
+                let min_ttl = (1..=24 * 3600)
+                    .map(Duration::from_secs)
+                    .find(|&t| {
+                        let every = claims
+                            .renew_every
+                            .unwrap_or_else(|| default_every(window, Some(t)));
+                        fits(&*claims.store, t, every).is_ok()
+                    })
+                    .unwrap_or(MAX_WINDOW);
+                return Err(ClaimError::TtlTooShort {
+                    ttl,
+                    every,
+                    failover,
+                    min_ttl,
+                });
+            }
         }
     }
     let pool_wait = claims.pool_wait.unwrap_or_else(|| {
@@ -76,7 +109,7 @@ pub(super) fn settings(claims: &Claims, layout: &Layout) -> Result<Settings, Cla
 }
 
 /// Whether an error of the store may pass by itself (a leader change, a timeout, a full
-/// pool), so that waiting for a usable id goes on.
+/// pool), so that waiting for usable ids goes on.
 fn passing(e: &ClaimError) -> bool {
     matches!(
         e,
@@ -84,44 +117,83 @@ fn passing(e: &ClaimError) -> bool {
     )
 }
 
-/// Takes a usable node id: the lowest free one whose previous holder's reservation the
-/// clock has passed or is within `max_wait` of. A free id further ahead is held while the
-/// next is asked for, then let go with its reservation unchanged. Waits (bounded by
-/// `pool_wait`) while the pool is full, the store cannot be reached or no free id is
-/// usable yet.
+/// A random duration below `bound` (from std's randomly keyed hasher: no generator needed
+/// for a back-off).
+fn jitter(bound: Duration) -> Duration {
+    use core::hash::BuildHasher;
+    let random =
+        std::collections::hash_map::RandomState::new().hash_one(std::thread::current().id());
+    let bound_ns = u64::try_from(bound.as_nanos()).unwrap_or(u64::MAX).max(1);
+    Duration::from_nanos(random % bound_ns)
+}
+
+/// Takes `count` usable node ids together, or none: the lowest free ones whose previous
+/// holder's reservation the clock has passed or is within `max_wait` of. A free id further
+/// ahead is held while the next is asked for, then let go with its reservation unchanged.
+/// With fewer than `count` usable, every id taken is let go at once (its reservation
+/// unchanged) and the claim waits, a randomised back-off for sets, so that claimants
+/// waiting for the same ids never split them and hold each other's share. The layout is
+/// bound to the namespace first ([`ClaimStore::bind_layout`]). Waits (bounded by
+/// `pool_wait`) while the pool is full, the store cannot be reached or too few free ids
+/// are usable yet.
 pub(super) fn claim_usable(
     store: &dyn ClaimStore,
     request: &ClaimRequest<'_>,
+    count: usize,
+    layout: &str,
     clock: &RenewClock,
     max_wait: Duration,
     pool_wait: Duration,
-) -> Result<Claimed, ClaimError> {
+) -> Result<Vec<Claimed>, ClaimError> {
     let started = std::time::Instant::now();
     let max_wait_ns = u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX);
+    let mut bound = false;
+    let mut round: u32 = 0;
     loop {
+        let mut usable: Vec<Claimed> = Vec::with_capacity(count);
         let mut ahead: Vec<Claimed> = Vec::new();
-        let outcome = loop {
-            match store.claim(request) {
-                Ok(c)
-                    if c.fenced
-                        && c.not_before_unix_ns.saturating_sub(clock.unix_ns()) > max_wait_ns =>
-                {
-                    ahead.push(c);
-                }
-                other => break other,
+        let outcome = match store.bind_layout(request.namespace, layout) {
+            _ if bound => Ok(()),
+            Ok(()) => {
+                bound = true;
+                Ok(())
             }
-        };
+            Err(e) => Err(e),
+        }
+        .and_then(|()| {
+            loop {
+                if usable.len() == count {
+                    break Ok(());
+                }
+                match store.claim(request) {
+                    Ok(c)
+                        if c.fenced
+                            && c.not_before_unix_ns.saturating_sub(clock.unix_ns())
+                                > max_wait_ns =>
+                    {
+                        ahead.push(c);
+                    }
+                    Ok(c) => usable.push(c),
+                    Err(e) => break Err(e),
+                }
+            }
+        });
         let nearest = ahead
             .iter()
             .min_by_key(|c| c.not_before_unix_ns)
             .map(|c| (c.node, c.not_before_unix_ns));
-        for c in &ahead {
-            let _ = store.release(c, c.not_before_unix_ns);
-        }
         let e = match outcome {
-            Ok(c) => return Ok(c),
+            Ok(()) => {
+                for c in &ahead {
+                    let _ = store.release(c, c.not_before_unix_ns);
+                }
+                return Ok(usable);
+            }
             Err(e) => e,
         };
+        for c in ahead.iter().chain(&usable) {
+            let _ = store.release(c, c.not_before_unix_ns);
+        }
         let waited = started.elapsed();
         if !passing(&e) || waited >= pool_wait {
             return Err(match (nearest, e) {
@@ -147,18 +219,26 @@ pub(super) fn claim_usable(
                     held,
                     waited,
                     corrupt,
+                    wanted: count as u64,
                 },
                 (_, e) => e,
             });
         }
-        // Until the nearest reservation comes within reach, or 50 ms.
-        let mut nap = (pool_wait - waited).min(Duration::from_millis(50));
+        // Until the nearest reservation comes within reach, or 50 ms; a set waits a
+        // random while more, longer each round, so that two claimants of the same ids
+        // come back at different times.
+        let mut nap = Duration::from_millis(50);
+        if count > 1 {
+            round = round.saturating_add(1);
+            nap = Duration::from_millis(10)
+                + jitter(Duration::from_millis(50 * u64::from(round.min(8))));
+        }
         if let Some((_, not_before)) = nearest {
             let reach = not_before
                 .saturating_sub(max_wait_ns)
                 .saturating_sub(clock.unix_ns());
-            nap = nap.max(Duration::from_nanos(reach).min(pool_wait - waited));
+            nap = nap.max(Duration::from_nanos(reach));
         }
-        std::thread::sleep(nap);
+        std::thread::sleep(nap.min(pool_wait - waited));
     }
 }

@@ -14,9 +14,13 @@ use zookeeper_client::{
 
 use super::remote::{Listing, Remote, parse_reserved, unreachable};
 use super::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, OpenOptions, ReadAccess, Secret,
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, OpenOptions,
+    ReadAccess, Repaired, Secret, check_namespace,
 };
+mod acl;
+mod records;
 mod write;
+use write::READ_BACK_TRIES;
 
 /// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session at a time per store.
 ///
@@ -26,6 +30,7 @@ mod write;
 /// |---|---|---|
 /// | `/flakeid/NS/nodes/N` | ephemeral (the session's): the claim itself | the holder's instance name |
 /// | `/flakeid/NS/reserved/N` | persistent | `RESERVED_UNIX_NS held\|released HOLDER` |
+/// | `/flakeid/NS/layout` | persistent | the layout of the namespace's IDs |
 ///
 /// A claim is one multi: create the ephemeral `nodes/N` and set `reserved/N` at the version
 /// read just before (so the reservation read is the last one written). Each renewal is a
@@ -53,8 +58,14 @@ mod write;
 /// (`read=open`, the default, so `flakeid claims` needs no password) or only that
 /// identity (`read=creator`). Another identity, or an unauthenticated client, then gets
 /// NoAuth on any write, which is [`ClaimError::Refused`]: it can neither take an id nor
-/// move a reservation. Without a user the znodes are open to every client of the ensemble
-/// (the ACL `world:anyone`), and [`ClaimStore::warnings`] says so.
+/// move a reservation. Every claim first checks the ACL of each znode it relies on (the
+/// root, the namespace, `nodes`, `reserved`, the layout and each reservation it reuses:
+/// ZooKeeper checks a delete against the parent's ACL, so an open `nodes` lets anyone
+/// delete a live claim). One that lets another identity change it (made before the user
+/// was given, or by a squatter) is repaired where this identity may change its ACL (and
+/// [`ClaimStore::warnings`] names it), else the claim is refused with the znode, its ACL
+/// and the `setAcl` that fixes it. Without a user the znodes are open to every client of
+/// the ensemble (the ACL `world:anyone`), and [`ClaimStore::warnings`] says so.
 ///
 /// One identity per root: `/flakeid` belongs to whoever created it first. Give each
 /// identity its own root with a chroot (`zookeeper://HOST:PORT/CHROOT`, which must exist).
@@ -67,6 +78,8 @@ pub struct ZooKeeperStore {
     next_token: std::sync::atomic::AtomicU64,
     connect: Connect,
     remote: Remote,
+    /// What the ACL checks repaired, for [`ClaimStore::warnings`].
+    notices: Arc<Mutex<Vec<String>>>,
 }
 
 #[derive(Clone)]
@@ -85,6 +98,8 @@ struct Connect {
     root: String,
     /// Digest auth: `user` and its password.
     auth: Option<(String, Secret)>,
+    /// The digest identity of `auth` (`USER:HASH`), as ACLs name it.
+    me: Option<String>,
     read: ReadAccess,
 }
 
@@ -131,9 +146,11 @@ fn ended(client: &Client) -> bool {
 
 impl Connect {
     async fn open(&self, url: &str) -> Result<Client, ClaimError> {
+        // A server that stops answering is left for the next one after two fifths of the
+        // session at most, so the session lives on through the move.
         let connector = Client::connector()
             .with_session_timeout(self.ttl)
-            .with_connection_timeout(self.timeout)
+            .with_connection_timeout(self.timeout.min(self.ttl * 2 / 5))
             .with_fail_eagerly();
         let connector = match &self.auth {
             Some((user, password)) => {
@@ -185,12 +202,16 @@ impl ZooKeeperStore {
         let url = format!("zookeeper://{hosts}");
         let remote = Remote::new(url.clone(), options.timeout, "flakeid-zookeeper")?;
         let access = &options.access;
+        let auth = access.user.clone().zip(access.password.clone());
         let connect = Connect {
             hosts: hosts.into(),
             ttl: options.ttl,
             timeout: options.timeout,
             root: "/flakeid".into(),
-            auth: access.user.clone().zip(access.password.clone()),
+            me: auth
+                .as_ref()
+                .map(|(user, password)| acl::digest_id(user, password.expose())),
+            auth,
             read: access.read,
         };
         let c = connect.clone();
@@ -201,6 +222,7 @@ impl ZooKeeperStore {
             next_token: std::sync::atomic::AtomicU64::new(1),
             connect,
             remote,
+            notices: Arc::default(),
         })
     }
 
@@ -256,13 +278,21 @@ impl ClaimStore for ZooKeeperStore {
     }
 
     fn warnings(&self) -> Vec<String> {
-        match self.connect.auth {
+        let mut warnings = match self.connect.auth {
             Some(_) => Vec::new(),
             None => vec![format!(
                 "{} is used without a user: its znodes are open to every client of the ensemble (ACL world:anyone), which could rewrite a reservation; give ?user=NAME&password-file=FILE for digest auth and creator-only znodes",
                 self.remote.url
             )],
-        }
+        };
+        warnings.extend(
+            self.notices
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned(),
+        );
+        warnings
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
@@ -290,6 +320,11 @@ impl ClaimStore for ZooKeeperStore {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let claims = Arc::clone(&self.claims);
         let acls = self.connect.acls();
+        let (connect, notices) = (self.connect.clone(), Arc::clone(&self.notices));
+        let (root, ns_path) = (
+            self.connect.root.clone(),
+            format!("{}/{namespace}", self.connect.root),
+        );
         self.remote.run(async move {
             let e = |e: ZkError| Self::error(&url, None, e);
             let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));
@@ -297,22 +332,21 @@ impl ClaimStore for ZooKeeperStore {
             for dir in &dirs {
                 match client.mkdir(dir, &persistent).await {
                     Ok(()) => {}
-                    // Only the chroot can be missing: mkdir makes the rest.
-                    Err(ZkError::NoNode) => {
-                        return Err(ClaimError::BadUrl {
-                            url: url.clone(),
-                            reason: "its chroot does not exist: create it first (zkCli.sh create /PATH), or leave it out".into(),
-                        });
-                    }
+                    Err(ZkError::NoNode) => return Err(records::missing_chroot(&url)),
                     Err(err) => return Err(e(err)),
                 }
             }
+            let parents = [root.as_str(), ns_path.as_str(), &dirs[0], &dirs[1]];
+            connect.guard_all(&client, &parents, &url, &notices).await?;
             let (mut held, mut corrupt) = (0, Vec::new());
             'ids: for (node, node_path, reserved_path) in paths {
                 if client.check_stat(&node_path).await.map_err(e)?.is_some() {
                     held += 1;
                     continue;
                 }
+                connect
+                    .guard_all(&client, &[reserved_path.as_str()], &url, &notices)
+                    .await?;
                 loop {
                     // The reservation, created empty the first time.
                     let (data, stat) = match client.get_data(&reserved_path).await {
@@ -377,6 +411,7 @@ impl ClaimStore for ZooKeeperStore {
                 held,
                 waited: Duration::ZERO,
                 corrupt,
+                wanted: 1,
             })
         })
     }
@@ -391,7 +426,27 @@ impl ClaimStore for ZooKeeperStore {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&claimed.token);
+        if matches!(result, Err(ClaimError::NotOwner { .. })) {
+            self.leave_reservation(claimed, reserved_until_unix_ns);
+        }
         result
+    }
+
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.bind(namespace, layout)
+    }
+
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.all_namespaces()
+    }
+
+    fn repair(
+        &self,
+        namespace: &str,
+        node: u64,
+        reserved_until_unix_ns: u64,
+    ) -> Result<Repaired, ClaimError> {
+        self.repair_reservation(namespace, node, reserved_until_unix_ns)
     }
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {

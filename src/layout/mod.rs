@@ -196,6 +196,12 @@ impl Layout {
     pub const fn datacenter_bits(&self) -> u32 {
         self.datacenter_bits as u32
     }
+    /// The same layout with the node field not split into datacenter and worker: the
+    /// same IDs, named differently.
+    pub(crate) const fn without_datacenter_split(mut self) -> Layout {
+        self.datacenter_bits = 0;
+        self
+    }
     /// Width of Snowflake's worker part, the low bits of the node field.
     pub const fn worker_bits(&self) -> u32 {
         (self.node_bits - self.datacenter_bits) as u32

@@ -13,12 +13,20 @@ pub(super) fn gets(resp: &TxnResponse) -> Vec<Option<KeyValue>> {
         .collect()
 }
 
-/// The bound on one attempt of a request: a third of the request timeout, at least
-/// 300 ms. A renewal comes every third of the shorter of the window and the TTL, so a
-/// member that hangs costs at most one attempt of it.
-pub(super) fn attempt_bound(timeout: Duration) -> Duration {
-    (timeout / 3).max(Duration::from_millis(300)).min(timeout)
+/// The bound on one attempt of a request: a third of the request timeout and a fifth of
+/// the lease TTL, whichever is shorter, at least 300 ms (a member under load answers a
+/// durable write in tens of milliseconds). A renewal that meets a member which stopped
+/// answering then reaches the next one within two attempts and a pause, well inside the
+/// lease ([`ClaimStore::failover_bound`]).
+pub(super) fn attempt_bound(timeout: Duration, ttl: Duration) -> Duration {
+    (timeout / 3)
+        .min(ttl / 5)
+        .max(Duration::from_millis(300))
+        .min(timeout)
 }
+
+/// The pause before the next attempt, on the next member.
+pub(super) const RETRY_PAUSE: Duration = Duration::from_millis(50);
 
 /// The client of the endpoint in use.
 pub(super) fn pick(clients: &[Client], current: &AtomicUsize) -> Client {
@@ -51,11 +59,10 @@ pub(super) async fn retrying<T, F: core::future::Future<Output = Result<T, Claim
             Err(_) => unreachable(url, format!("no answer within {:?}", bound.min(left))),
         };
         failed();
-        let pause = Duration::from_millis(50);
-        if deadline.saturating_duration_since(tokio::time::Instant::now()) <= pause {
+        if deadline.saturating_duration_since(tokio::time::Instant::now()) <= RETRY_PAUSE {
             return Err(error);
         }
-        tokio::time::sleep(pause).await;
+        tokio::time::sleep(RETRY_PAUSE).await;
     }
 }
 
@@ -64,14 +71,15 @@ pub(super) async fn retrying<T, F: core::future::Future<Output = Result<T, Claim
 /// that loses sees a larger stored value, which ends a renewal's loop).
 pub(super) const CAS_TRIES: usize = 64;
 
-/// One keep-alive of `lease`: whether it still lives.
+/// One keep-alive of `lease`: the TTL the member answered (0: it does not know the
+/// lease), or `None` if the stream ended without an answer.
 pub(super) async fn keep_alive(
     client: &mut Client,
     lease: i64,
-) -> Result<bool, etcd_client::Error> {
+) -> Result<Option<i64>, etcd_client::Error> {
     let (mut keeper, mut stream) = client.lease_keep_alive(lease).await?;
     keeper.keep_alive().await?;
-    Ok(stream.message().await?.is_some_and(|r| r.ttl() > 0))
+    Ok(stream.message().await?.map(|r| r.ttl()))
 }
 
 /// The TLS setup of `access`: its CA bundle (else the system's roots) and its client

@@ -8,14 +8,28 @@ impl Shared {
         if let Some(e) = self.final_error() {
             return Err(e);
         }
-        let result = renew_step(
-            &*self.store,
-            &self.claimed,
-            &self.fence,
-            &self.layout,
-            self.clock.unix_ns(),
-            self.window_ns,
-        );
+        let step = |now| {
+            renew_step(
+                &*self.store,
+                &self.claimed,
+                &self.fence,
+                &self.layout,
+                now,
+                self.window_ns,
+            )
+        };
+        let asked = self.clock.unix_ns();
+        let mut result = step(asked);
+        // A renewal that landed late (its store was cut off, then came back) carries a
+        // reservation reckoned from the clock when it began: the fence is then less than a
+        // window ahead, and would come close again before the next renewal. Renew once
+        // more at once, from the clock now.
+        let now = self.clock.unix_ns();
+        let every_ns = u64::try_from(self.every.as_nanos()).unwrap_or(u64::MAX);
+        if result.is_ok() && now.saturating_sub(asked) > every_ns / 2 {
+            self.record(&result);
+            result = step(now);
+        }
         drop(one);
         self.record(&result);
         result.map(drop)

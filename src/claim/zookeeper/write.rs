@@ -29,7 +29,9 @@ impl ZooKeeperStore {
         else {
             return Err(Self::error(&url, Some(claimed), ZkError::NoNode));
         };
-        self.remote.run(async move {
+        let acls = self.connect.acls();
+        // A write that has not landed within the session cannot keep the claim.
+        self.remote.run_within(self.connect.ttl, async move {
             let client = Arc::clone(&held.client);
             let e = |e: ZkError| Self::error(&url, Some(&c), e);
             let (holder, _) = client.get_data(&node_path).await.map_err(e)?;
@@ -71,6 +73,36 @@ impl ZooKeeperStore {
                         }
                         return Ok(());
                     }
+                    // `reserved/N` removed (by hand) under a live claim: if this session still
+                    // owns `nodes/N`, nobody else can have claimed the id, so the reservation
+                    // is made again, at version 0.
+                    Err((Some(1), ZkError::NoNode)) => {
+                        if read_owner(&client, &node_path).await.map_err(e)? {
+                            let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));
+                            match client
+                                .create(&reserved_path, text.as_bytes(), &persistent)
+                                .await
+                            {
+                                Ok(_) => {
+                                    held.version = 0;
+                                    held.stored = value;
+                                    if release {
+                                        // Again, at version 0, to release.
+                                        continue;
+                                    }
+                                    claims
+                                        .lock()
+                                        .unwrap_or_else(|p| p.into_inner())
+                                        .insert(c.token, held);
+                                    return Ok(());
+                                }
+                                Err(ZkError::NodeExists) => ZkError::BadVersion,
+                                Err(err) => return Err(e(err)),
+                            }
+                        } else {
+                            ZkError::NoNode
+                        }
+                    }
                     Err((_, err)) => err,
                 };
                 let ambiguous = matches!(err, ZkError::BadVersion | ZkError::ConnectionLoss);
@@ -105,11 +137,7 @@ pub(super) async fn read_back(
     reserved_path: &str,
     holder: &str,
 ) -> Result<Option<(i32, u64)>, ZkError> {
-    let owner = match client.check_stat(node_path).await? {
-        Some(stat) => stat.ephemeral_owner,
-        None => return Ok(None),
-    };
-    if owner != client.session_id().0 {
+    if !read_owner(client, node_path).await? {
         return Ok(None);
     }
     let (data, stat) = client.get_data(reserved_path).await?;
@@ -117,4 +145,12 @@ pub(super) async fn read_back(
         Ok((stored, _, Some(h))) if h == holder => Ok(Some((stat.version, stored))),
         _ => Ok(None),
     }
+}
+
+/// Whether this session owns `nodes/N` (the ephemeral znode exists and is its own).
+async fn read_owner(client: &Client, node_path: &str) -> Result<bool, ZkError> {
+    Ok(client
+        .check_stat(node_path)
+        .await?
+        .is_some_and(|stat| stat.ephemeral_owner == client.session_id().0))
 }

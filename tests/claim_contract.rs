@@ -50,6 +50,9 @@ impl Backend for Memory {
         let info = infos.into_iter().find(|i| i.node == node)?;
         Some(info.reserved_until_unix_ns.to_string().into_bytes())
     }
+    fn remove_reservation(&self, _: &str, _: u64) -> bool {
+        false
+    }
 }
 
 struct Files {
@@ -79,6 +82,9 @@ impl Backend for Files {
     }
     fn raw(&self, namespace: &str, node: u64) -> Option<Vec<u8>> {
         std::fs::read(self.dir.join(namespace).join(format!("node-{node}.state"))).ok()
+    }
+    fn remove_reservation(&self, namespace: &str, node: u64) -> bool {
+        std::fs::remove_file(self.dir.join(namespace).join(format!("node-{node}.state"))).is_ok()
     }
 }
 

@@ -574,9 +574,10 @@ fn file_store_restart_on_a_clock_set_back_an_hour() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The file store keeps its files to their owner (directories 0700, files 0600), never
-/// follows a symbolic link planted as a state or lock file (the claim fails naming it, and
-/// the link's target is untouched), and warns about a directory others may write to.
+/// The file store keeps its files to their owner (directories 0700, files 0600); a symbolic
+/// link planted as a state or lock file is never followed (its id is skipped and listed as
+/// corrupt, the link's target untouched); a namespace directory others may write to is
+/// refused; with `share=group`, the group may write and nobody else.
 #[cfg(unix)]
 #[test]
 fn the_file_store_is_owner_only_and_follows_no_planted_link() {
@@ -601,37 +602,49 @@ fn the_file_store_is_owner_only_and_follows_no_planted_link() {
     assert!(store.warnings().is_empty(), "{:?}", store.warnings());
     store.release(&claimed, 1).unwrap();
 
-    // A link planted as node 1's state file, pointing at a file of the victim's.
+    // A link planted as node 1's state file, and as node 2's lock file, each pointing at a
+    // file of the victim's: each id is skipped, listed as corrupt with what is wrong.
     let victim = root.join("victim");
     std::fs::write(&victim, "precious").unwrap();
     std::os::unix::fs::symlink(&victim, dir.join("orders/node-1.state")).unwrap();
-    let request = flakeid::claim::ClaimRequest {
-        pool: 1..2,
-        ..request
-    };
-    let e = store.claim(&request).unwrap_err();
-    assert!(e.to_string().contains("symbolic link"), "{e}");
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    // And as a lock file.
     std::os::unix::fs::symlink(&victim, dir.join("orders/node-2.lock")).unwrap();
-    let e = store
-        .claim(&flakeid::claim::ClaimRequest {
-            pool: 2..3,
-            ..request
-        })
-        .unwrap_err();
-    assert!(e.to_string().contains("symbolic link"), "{e}");
+    for node in [1, 2] {
+        let request = flakeid::claim::ClaimRequest {
+            pool: node..node + 1,
+            ..request.clone()
+        };
+        match store.claim(&request) {
+            Err(ClaimError::PoolFull { corrupt, .. }) => assert_eq!(corrupt, [node]),
+            other => panic!("node {node}: {other:?}"),
+        }
+    }
+    let listed = store.list("orders").unwrap();
+    for node in [1, 2] {
+        let info = listed.iter().find(|i| i.node == node).unwrap();
+        assert_eq!(info.state, flakeid::claim::NodeState::Corrupt, "{info:?}");
+        let problem = info.problem.as_deref().unwrap();
+        assert!(problem.contains("symbolic link"), "{problem}");
+    }
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
+    // A namespace directory others may write to: refused, naming it and the fix.
     std::fs::set_permissions(dir.join("orders"), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let warnings = store.warnings();
+    let e = store.claim(&request).unwrap_err();
+    assert_eq!(e.kind(), flakeid::claim::ClaimErrorKind::Access, "{e}");
+    let text = e.to_string();
     assert!(
-        warnings.len() == 1 && warnings[0].contains("writable by other users"),
-        "{warnings:?}"
+        text.contains("orders") && text.contains("writable by every user") && text.contains("777"),
+        "{text}"
+    );
+    std::fs::set_permissions(dir.join("orders"), std::fs::Permissions::from_mode(0o770)).unwrap();
+    let e = store.claim(&request).unwrap_err().to_string();
+    assert!(
+        e.contains("writable by its group") && e.contains("share=group"),
+        "{e}"
     );
 
     // Told otherwise: shared with the group (less the umask), and only a directory
-    // others outside the group may write to is a warning.
+    // others outside the group may write to is refused.
     let shared_dir = root.join("shared");
     let shared =
         flakeid::claim::open(&format!("file:{}?share=group", shared_dir.display())).unwrap();
@@ -655,10 +668,14 @@ fn the_file_store_is_owner_only_and_follows_no_planted_link() {
         );
     }
     std::fs::set_permissions(&ns, std::fs::Permissions::from_mode(0o770)).unwrap();
-    assert!(shared.warnings().is_empty(), "{:?}", shared.warnings());
+    shared.renew(&claimed, 2).unwrap();
+    shared.release(&claimed, 2).unwrap();
+    let again = shared.claim(&request).unwrap();
     std::fs::set_permissions(&ns, std::fs::Permissions::from_mode(0o772)).unwrap();
-    assert_eq!(shared.warnings().len(), 1, "{:?}", shared.warnings());
-    shared.release(&claimed, 1).unwrap();
+    let e = shared.claim(&request).unwrap_err().to_string();
+    assert!(e.contains("writable by every user"), "{e}");
+    std::fs::set_permissions(&ns, std::fs::Permissions::from_mode(0o770)).unwrap();
+    shared.release(&again, 2).unwrap();
     let e =
         flakeid::claim::open(&format!("file:{}?share=world", shared_dir.display())).unwrap_err();
     assert!(e.to_string().contains("share= takes owner"), "{e}");

@@ -347,6 +347,7 @@ pub(crate) fn claim_error(e: ClaimError) -> CliError {
         ClaimError::BadNamespace { .. } => Some("--namespace"),
         ClaimError::ClockBehind { .. } => Some("--max-wait"),
         ClaimError::BadUrl { .. } | ClaimError::Io { .. } => Some("--claim"),
+        ClaimError::Refused { store, .. } if store.starts_with("file:") => Some("--claim"),
         _ => None,
     };
     CliError::new(flag, e)

@@ -249,7 +249,11 @@ fn bad_claim_flags_are_clear_errors_and_write_nothing() {
         ),
         (&["--claim", "etcd:127.0.0.1:2379"], "--claim", "etcd"),
         (&["--claim", &on_a_file], "--claim", "not a directory"),
-        (&["--claim", &under_a_file], "--claim", "Not a directory"),
+        (
+            &["--claim", &under_a_file],
+            "--claim",
+            "a regular file, not a directory",
+        ),
         (
             &["--claim", &url, "--namespace", "a/b"],
             "--namespace",

@@ -985,10 +985,12 @@ fn a_store_this_build_lacks_says_how_to_build_it() {
     }
 }
 
-/// A claim store directory other users may write to is a loud warning at claim time.
+/// A claim store directory other users may write to is refused at claim time, naming the
+/// directory, its mode and the fix, and nothing is minted; once it is the owner's alone the
+/// same command mints.
 #[cfg(unix)]
 #[test]
-fn a_claim_directory_others_may_write_to_is_a_warning() {
+fn a_claim_directory_others_may_write_to_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("flakeid-cli-perms-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -998,16 +1000,25 @@ fn a_claim_directory_others_may_write_to_is_a_warning() {
         &["gen", "-n", "1", "--claim", &url, "--nodes", "0..2"],
         None,
     );
-    assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
     assert!(
-        err.contains("warning:") && err.contains("writable by other users"),
+        err.contains("--claim")
+            && err.contains("writable by every user")
+            && err.contains("777")
+            && err.contains("chmod o-w"),
         "{err}"
     );
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     let out = flakeid(
         &["gen", "-n", "1", "--claim", &url, "--nodes", "0..2"],
         None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning:"));
     std::fs::remove_dir_all(&dir).ok();

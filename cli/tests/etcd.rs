@@ -171,6 +171,12 @@ impl conformance::Backend for EtcdBackend {
         let resp = self.runtime.block_on(client.get(key, None)).unwrap();
         resp.kvs().first().map(|kv| kv.value().to_vec())
     }
+    fn remove_reservation(&self, namespace: &str, node: u64) -> bool {
+        let mut client = self.client();
+        let key = format!("flakeid/{namespace}/reserved/{node}");
+        let resp = self.runtime.block_on(client.delete(key, None)).unwrap();
+        resp.deleted() == 1
+    }
 }
 
 #[test]

@@ -160,6 +160,12 @@ impl conformance::Backend for ZkBackend {
             .ok()
             .map(|(data, _)| data)
     }
+    fn remove_reservation(&self, namespace: &str, node: u64) -> bool {
+        let path = format!("/flakeid/{namespace}/reserved/{node}");
+        self.runtime
+            .block_on(self.client.delete(&path, None))
+            .is_ok()
+    }
 }
 
 #[test]

@@ -551,7 +551,10 @@ impl ClaimStore for FileStore {
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
         let trust = self.trust();
         let Some(store) = self.store_dir(&trust, false)? else {
-            return Ok(Vec::new());
+            return Err(io_err(
+                &self.dir,
+                "the store's directory does not exist (a claim creates it)",
+            ));
         };
         let mut names: Vec<String> = store
             .entries()?

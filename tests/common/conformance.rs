@@ -9,13 +9,23 @@
 //!   when they overlap;
 //! - refuse a renewal or release by a holder that lost the id ([`ClaimError::NotOwner`]),
 //!   and write nothing for it;
-//! - fail closed on data it cannot read: skip that id, list it as corrupt, never overwrite.
+//! - fail closed on data it cannot read: skip that id, list it as corrupt, never overwrite;
+//!   repair it only by [`ClaimStore::repair`], to a reservation past what was stored;
+//! - write a removed reservation again while the holder owns the id, and leave a lost
+//!   holder's final reservation where none is stored;
+//! - keep one layout per namespace;
+//! - and, through the claim layer above it, give a sharded claimant all its ids or none.
 #![allow(dead_code)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NodeState};
+use flakeid::claim::{
+    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, Claims, NamespaceInfo, NodeState,
+    Repaired, layout_record,
+};
+use flakeid::{Layout, ShardedGenerator};
 
 /// A store under test: handles on it, and the faults only its test can cause.
 pub trait Backend {
@@ -30,6 +40,9 @@ pub trait Backend {
     fn corrupt(&self, namespace: &str, node: u64);
     /// The bytes stored as node `node`'s reservation.
     fn raw(&self, namespace: &str, node: u64) -> Option<Vec<u8>>;
+    /// Removes node `node`'s stored reservation, as an operator might by hand; `false` if
+    /// the store has no way to (those checks are skipped, saying so).
+    fn remove_reservation(&self, namespace: &str, node: u64) -> bool;
 }
 
 /// 2027-01-15T08:00:00Z, as the base of the reservations the checks store.
@@ -77,6 +90,10 @@ pub fn run_all(backend: &dyn Backend, tag: &str) {
     overlapping_renewals_keep_the_maximum(backend, &format!("{tag}-overlap"));
     a_holder_that_lost_its_id_writes_nothing(backend, &format!("{tag}-lost"));
     unreadable_data_fails_closed(backend, &format!("{tag}-corrupt"));
+    one_namespace_is_one_layout(backend, &format!("{tag}-layout"));
+    repairs_store_a_reservation_past_what_was_stored(backend, &format!("{tag}-repair"));
+    a_removed_reservation_is_no_reset(backend, &format!("{tag}-removed"));
+    waiting_sets_never_split_a_pool(backend, &format!("{tag}-sets"));
 }
 
 /// The lowest free id, and the next holder starts at what the last released.
@@ -228,4 +245,289 @@ pub fn unreadable_data_fails_closed(backend: &dyn Backend, ns: &str) {
         "the damaged data was overwritten"
     );
     a.release(&next, 0).unwrap();
+}
+
+/// The first layout bound to a namespace is its layout: binding it again is fine, another
+/// is refused naming both (also through a generator, which then holds nothing), two first
+/// binds of different layouts at once leave exactly one, and `namespaces` lists each
+/// namespace with its layout.
+pub fn one_namespace_is_one_layout(backend: &dyn Backend, ns: &str) {
+    let (a, b) = (backend.handle(), backend.handle());
+    let snowflake = layout_record(&Layout::snowflake());
+    let sonyflake = layout_record(&Layout::sonyflake());
+    a.bind_layout(ns, &snowflake).unwrap();
+    a.bind_layout(ns, &snowflake).unwrap();
+    match b.bind_layout(ns, &sonyflake) {
+        Err(ClaimError::LayoutMismatch {
+            recorded, asked, ..
+        }) => assert_eq!((recorded, asked), (snowflake.clone(), sonyflake.clone())),
+        other => panic!("another layout on {ns}: {other:?}"),
+    }
+    let other = format!("{ns}-other");
+    b.bind_layout(&other, &sonyflake).unwrap();
+    let refused = flakeid::Generator::builder(Layout::sonyflake()).build_claimed(
+        Claims::with_store(Arc::clone(&b))
+            .namespace(ns)
+            .nodes(0..2)
+            .pool_wait(Duration::ZERO)
+            .manual_renewal(),
+    );
+    match refused {
+        Err(e @ ClaimError::LayoutMismatch { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("snowflake") && text.contains("sonyflake") && text.contains(ns),
+                "{text}"
+            );
+        }
+        other => panic!(
+            "a sonyflake generator on a snowflake namespace: {:?}",
+            other.map(|g| g.node())
+        ),
+    }
+    assert!(
+        b.list(ns)
+            .unwrap()
+            .iter()
+            .all(|i| i.state != NodeState::Held),
+        "a refused generator holds an id"
+    );
+    // Two first binds at once, of different layouts: one records, the other is refused.
+    let raced = format!("{ns}-race");
+    let threads: Vec<_> = [snowflake.clone(), sonyflake.clone()]
+        .into_iter()
+        .map(|layout| {
+            let (store, ns) = (backend.handle(), raced.clone());
+            std::thread::spawn(move || store.bind_layout(&ns, &layout).is_ok())
+        })
+        .collect();
+    let won: Vec<bool> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+    let listed: Vec<NamespaceInfo> = a.namespaces().unwrap();
+    let layout_of = |name: &str| {
+        listed
+            .iter()
+            .find(|n| n.namespace == name)
+            .unwrap_or_else(|| panic!("{name} not listed: {listed:?}"))
+            .layout
+            .clone()
+    };
+    assert_eq!(layout_of(ns), Some(snowflake.clone()));
+    assert_eq!(layout_of(&other), Some(sonyflake.clone()));
+    let raced_layout = layout_of(&raced).unwrap();
+    assert!(raced_layout == snowflake || raced_layout == sonyflake);
+}
+
+/// A repair refuses an id a live holder owns; it stores the larger of what was stored and
+/// what it was given, as a released reservation the next holder starts after; and it
+/// replaces data that cannot be read.
+pub fn repairs_store_a_reservation_past_what_was_stored(backend: &dyn Backend, ns: &str) {
+    let (a, b) = (backend.handle(), backend.handle());
+    let c = a.claim(&request(ns, 0..1)).unwrap();
+    a.renew(&c, T + 5 * SECOND).unwrap();
+    match b.repair(ns, 0, T) {
+        Err(ClaimError::NodeHeld { node: 0, .. }) => {}
+        other => panic!("a repair of a held id: {other:?}"),
+    }
+    a.release(&c, T + 5 * SECOND).unwrap();
+    let kept = b.repair(ns, 0, T + 2 * SECOND).unwrap();
+    assert_eq!(
+        kept,
+        Repaired {
+            previous_unix_ns: Some(T + 5 * SECOND),
+            reserved_until_unix_ns: T + 5 * SECOND,
+        },
+        "a repair lowered a reservation"
+    );
+    let raised = b.repair(ns, 0, T + 9 * SECOND).unwrap();
+    assert_eq!(raised.reserved_until_unix_ns, T + 9 * SECOND);
+    assert_eq!(info(&*b, ns, 0).state, NodeState::Released);
+    let next = a.claim(&request(ns, 0..1)).unwrap();
+    assert_eq!(next.not_before_unix_ns, T + 9 * SECOND);
+    a.release(&next, T + 9 * SECOND).unwrap();
+    backend.corrupt(ns, 0);
+    assert_eq!(info(&*b, ns, 0).state, NodeState::Corrupt);
+    let replaced = b.repair(ns, 0, T + 20 * SECOND).unwrap();
+    assert_eq!(
+        replaced,
+        Repaired {
+            previous_unix_ns: None,
+            reserved_until_unix_ns: T + 20 * SECOND,
+        }
+    );
+    let listed = info(&*b, ns, 0);
+    assert_eq!(listed.state, NodeState::Released, "{listed:?}");
+    let next = a.claim(&request(ns, 0..1)).unwrap();
+    assert_eq!(next.node, 0, "the repaired id is claimed again");
+    assert_eq!(next.not_before_unix_ns, T + 20 * SECOND);
+    a.release(&next, T + 20 * SECOND).unwrap();
+}
+
+/// A reservation removed by hand is not a reset: the live holder's next renewal stores it
+/// again, and a holder that lost its id leaves its final reservation where none is
+/// stored, so the next holder starts after it.
+pub fn a_removed_reservation_is_no_reset(backend: &dyn Backend, ns: &str) {
+    let a = backend.handle();
+    let c = a.claim(&request(ns, 0..1)).unwrap();
+    a.renew(&c, T + 3 * SECOND).unwrap();
+    if !backend.remove_reservation(ns, 0) {
+        println!("{ns}: this store's reservations cannot be removed from outside: skipped");
+        a.release(&c, T).unwrap();
+        return;
+    }
+    a.renew(&c, T + 4 * SECOND).unwrap();
+    assert_eq!(
+        info(&*a, ns, 0).reserved_until_unix_ns,
+        T + 4 * SECOND,
+        "the renewal did not store the removed reservation again"
+    );
+    backend.lose(&a, &c);
+    assert!(backend.remove_reservation(ns, 0));
+    let released = a.release(&c, T + 6 * SECOND);
+    assert!(
+        matches!(released, Err(ClaimError::NotOwner { .. })),
+        "{released:?}"
+    );
+    let b = backend.handle();
+    let next = claim_soon(&*b, ns, 0..1);
+    assert_eq!(
+        next.not_before_unix_ns,
+        T + 6 * SECOND,
+        "the lost holder left no reservation"
+    );
+    b.release(&next, T + 6 * SECOND).unwrap();
+}
+
+/// A store handle that counts its claims: the sharded claimants' attempts.
+#[derive(Debug)]
+struct Counting(Arc<dyn ClaimStore>, Arc<AtomicU64>);
+
+impl ClaimStore for Counting {
+    fn url(&self) -> String {
+        self.0.url()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        self.0.claim(r)
+    }
+    fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.0.renew(c, reserved)
+    }
+    fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.0.release(c, reserved)
+    }
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        self.0.list(namespace)
+    }
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.0.bind_layout(namespace, layout)
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.0.namespaces()
+    }
+    fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        self.0.repair(namespace, node, reserved)
+    }
+    fn lease_ttl(&self) -> Option<Duration> {
+        self.0.lease_ttl()
+    }
+    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
+        self.0.failover_bound(ttl)
+    }
+}
+
+/// Two, then three, claimants of 2 shards each wait on a full pool of 4; one holder of 2
+/// ids lets go: exactly one claimant takes both, soon; the others hold nothing while they
+/// wait (the pool shows only the holders), and end with a full pool that names the 2 ids
+/// they needed.
+pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
+    for claimants in [2usize, 3] {
+        let ns = format!("{ns}-{claimants}");
+        let (keep, go) = (backend.handle(), backend.handle());
+        let kept: Vec<Claimed> = (0..2)
+            .map(|_| keep.claim(&request(&ns, 0..4)).unwrap())
+            .collect();
+        let freed: Vec<Claimed> = (0..2)
+            .map(|_| go.claim(&request(&ns, 0..4)).unwrap())
+            .collect();
+        let asked: Vec<Arc<AtomicU64>> = (0..claimants).map(|_| Arc::default()).collect();
+        let threads: Vec<_> = asked
+            .iter()
+            .enumerate()
+            .map(|(i, asked)| {
+                let store: Arc<dyn ClaimStore> =
+                    Arc::new(Counting(backend.handle(), Arc::clone(asked)));
+                let ns = ns.clone();
+                std::thread::spawn(move || {
+                    let claims = Claims::with_store(store)
+                        .namespace(ns)
+                        .nodes(0..4)
+                        .instance(format!("claimant-{i}"))
+                        .window(Duration::from_secs(2))
+                        .pool_wait(Duration::from_secs(4))
+                        .manual_renewal();
+                    let built = ShardedGenerator::builder(Layout::snowflake())
+                        .shards(2)
+                        .build_claimed(claims);
+                    (Instant::now(), built)
+                })
+            })
+            .collect();
+        // Every claimant has found the pool full at least once.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while asked.iter().any(|a| a.load(Ordering::SeqCst) == 0) {
+            assert!(Instant::now() < deadline, "the claimants never asked");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let let_go = Instant::now();
+        // Released with nothing reserved (the claimants' clocks are the real one, before T).
+        for c in &freed {
+            go.release(c, 0).unwrap();
+        }
+        // While the losers wait, only the holders hold: the one kept, and one claimant
+        // with both freed ids.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let winner = loop {
+            let listed = keep.list(&ns).unwrap();
+            let claimants_held: Vec<&ClaimInfo> = listed
+                .iter()
+                .filter(|i| i.state == NodeState::Held && i.node >= 2)
+                .collect();
+            let names: std::collections::HashSet<_> =
+                claimants_held.iter().map(|i| i.holder.clone()).collect();
+            assert!(names.len() <= 1, "the freed ids were split: {listed:?}");
+            if claimants_held.len() == 2 {
+                break names.into_iter().next().flatten().unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no claimant took both ids: {listed:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let mut won = 0;
+        for (i, (ended, built)) in results.into_iter().enumerate() {
+            match built {
+                Ok(generator) => {
+                    won += 1;
+                    assert_eq!(format!("claimant-{i}"), winner);
+                    assert!(
+                        ended - let_go < Duration::from_secs(3),
+                        "{:?}",
+                        ended - let_go
+                    );
+                    let mut nodes: Vec<u64> = generator.shards().iter().map(|g| g.node()).collect();
+                    nodes.sort_unstable();
+                    assert_eq!(nodes, [2, 3]);
+                }
+                Err(ClaimError::PoolFull { wanted, .. }) => assert_eq!(wanted, 2),
+                Err(e) => panic!("claimant {i}: {e}"),
+            }
+        }
+        assert_eq!(won, 1, "{claimants} claimants");
+        for c in &kept {
+            keep.release(c, T).unwrap();
+        }
+    }
 }

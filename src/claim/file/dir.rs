@@ -176,12 +176,15 @@ impl Dir {
                 Err(Errno::NOENT) => return Ok(None),
                 Err(Errno::LOOP) | Err(Errno::NOTDIR) => {
                     let found = rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW)
-                        .map(|s| kind_name(FileType::from_raw_mode(s.st_mode)))
-                        .unwrap_or("not a directory");
+                        .map(|s| FileType::from_raw_mode(s.st_mode));
+                    if found != Ok(FileType::Symlink) {
+                        let found = found.map_or("not a directory", kind_name);
+                        return Err(io_err(&path, format!("it is {found}, not a directory")));
+                    }
                     return Err(ClaimError::Refused {
                         store: format!("file:{}", path.display()),
                         reason: format!(
-                            "{} is {found}, not a directory: the store never follows a link to its directories (someone may have planted it to take the store's files); remove it, and check who can write to {}",
+                            "{} is a symbolic link: the store never follows a link to its directories (someone may have planted it to take the store's files); remove it, and check who can write to {}",
                             path.display(),
                             path.parent().unwrap_or(Path::new("/")).display()
                         ),

@@ -92,8 +92,13 @@ impl Server for ZooKeeper {
 
     fn launch(&mut self) {
         let mut command = Command::new("java");
+        // A super user ("super", password "test"), for the tests that repair ACLs as an
+        // operator would.
         command
             .args(["-Xmx256m", "-cp", &self.classpath])
+            .arg(format!(
+                "-Dzookeeper.DigestAuthenticationProvider.superDigest={SUPER_DIGEST}"
+            ))
             .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
             .arg(self.process.dir.join("zoo.cfg"));
         let url = self.url();
@@ -101,6 +106,9 @@ impl Server for ZooKeeper {
             .spawn(&mut command, &url, self.port, Duration::from_secs(40));
     }
 }
+
+/// ZooKeeper's digest of `super:test`.
+const SUPER_DIGEST: &str = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=";
 
 scenarios!(ZooKeeper::start, "zookeeper");
 
@@ -496,4 +504,326 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
     }
     assert!(all.contains("holder"), "{all}");
     assert!(!all.contains(ZK_PASSWORD), "the password showed: {all}");
+}
+
+/// A client of ZooKeeper's own on `port`, authenticated as `digest` (`user:password`) or
+/// not at all.
+fn raw_client(
+    runtime: &tokio::runtime::Runtime,
+    port: u16,
+    digest: Option<&str>,
+) -> zookeeper_client::Client {
+    runtime.block_on(async {
+        let mut connector = zookeeper_client::Client::connector();
+        if let Some(digest) = digest {
+            connector = connector.with_auth("digest", digest.as_bytes());
+        }
+        connector
+            .connect(&format!("127.0.0.1:{port}"))
+            .await
+            .unwrap()
+    })
+}
+
+/// A digest URL of the test server for `user`, its password in a file of the test's.
+fn user_url(zk: &ZooKeeper, user: &str, extra: &str) -> String {
+    let file = zk.process.dir.join(format!("{user}-password"));
+    std::fs::write(&file, format!("{user}-pw-51c9\n")).unwrap();
+    format!(
+        "{}?user={user}&password-file={}{extra}",
+        zk.url(),
+        file.display()
+    )
+}
+
+/// What another identity (none, or a digest of its own) tries against the holder's
+/// znodes, each refused by ZooKeeper: delete the live claim and the reservation, rewrite
+/// the reservation, create a claim of its own beside, open the ACL of the parents.
+fn attacks_fail(
+    runtime: &tokio::runtime::Runtime,
+    other: &zookeeper_client::Client,
+    ns: &str,
+    node: u64,
+) {
+    use zookeeper_client::Error as ZkError;
+    let base = format!("/flakeid/{ns}");
+    runtime.block_on(async {
+        let nodes = format!("{base}/nodes/{node}");
+        let reserved = format!("{base}/reserved/{node}");
+        assert_eq!(
+            other.delete(&nodes, None).await,
+            Err(ZkError::NoAuth),
+            "delete {nodes}"
+        );
+        assert_eq!(
+            other.delete(&reserved, None).await,
+            Err(ZkError::NoAuth),
+            "delete {reserved}"
+        );
+        assert_eq!(
+            other
+                .set_data(&reserved, b"0 released x", None)
+                .await
+                .map(drop),
+            Err(ZkError::NoAuth),
+            "set {reserved}"
+        );
+        let open = zookeeper_client::CreateMode::Persistent
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        assert_eq!(
+            other
+                .create(&format!("{base}/nodes/{}", node + 100), b"x", &open)
+                .await
+                .map(drop),
+            Err(ZkError::NoAuth),
+            "create under {base}/nodes"
+        );
+        for path in [
+            "/flakeid".to_string(),
+            base.clone(),
+            format!("{base}/nodes"),
+            format!("{base}/reserved"),
+        ] {
+            assert_eq!(
+                other
+                    .set_acl(&path, &zookeeper_client::Acls::anyone_all().to_vec(), None)
+                    .await
+                    .map(drop),
+                Err(ZkError::NoAuth),
+                "setAcl {path}"
+            );
+        }
+    });
+}
+
+/// Issue 31: under a user, a namespace whose znodes are open to all (made by a deployment
+/// that ran without a user, or by a squatter before the first claim) is not taken as it is:
+/// the claim makes every znode it relies on creator-only and says so, naming each. Then an
+/// unauthenticated client and a second identity can neither delete the holder's live claim
+/// or its reservation nor rewrite it, nor take the id through flakeid, while the holder
+/// keeps minting; `read=creator` closes reads of znodes that were open too.
+#[test]
+fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("acl-repair") else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let options = OpenOptions::default().ttl(Duration::from_secs(10));
+    // Before the user: the fleet ran without one (`migrate`), and a squatter made `squat`'s
+    // parents open before the first claim.
+    let open_store = flakeid::claim::open_with(&zk.url(), &options).unwrap();
+    let c = open_store
+        .claim(&ClaimRequest {
+            namespace: "migrate",
+            pool: 0..2,
+            instance: "old",
+        })
+        .unwrap();
+    // A reservation a moment ago, which the holder after it starts at.
+    let past = flakeid::Clock::unix_ns(&flakeid::SystemClock) - 1_000_000_000;
+    open_store.renew(&c, past).unwrap();
+    open_store.release(&c, past).unwrap();
+    drop(open_store);
+    let squatter = raw_client(&runtime, zk.port, None);
+    runtime.block_on(async {
+        let open = zookeeper_client::CreateMode::Persistent
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        squatter.mkdir("/flakeid/squat/nodes", &open).await.unwrap();
+        squatter
+            .mkdir("/flakeid/squat/reserved", &open)
+            .await
+            .unwrap();
+    });
+    let alice_url = user_url(&zk, "alice", "");
+    let mallory_url = user_url(&zk, "mallory", "");
+    let layout = flakeid::Layout::snowflake();
+    for (ns, first_not_before) in [("migrate", past), ("squat", 0)] {
+        let alice = flakeid::claim::open_with(&alice_url, &options).unwrap();
+        let generator = flakeid::Generator::builder(layout)
+            .build_claimed(
+                Claims::with_store(alice.clone())
+                    .namespace(ns)
+                    .nodes(0..2)
+                    .window(Duration::from_secs(2)),
+            )
+            .unwrap();
+        let status = generator.claim_status();
+        assert_eq!(status.node, 0, "{ns}");
+        assert_eq!(
+            status.not_before_unix_ns, first_not_before,
+            "{ns}: the reservation kept"
+        );
+        let repaired = alice.warnings().join("\n");
+        for path in ["", "/nodes", "/reserved"] {
+            let znode = format!("/flakeid/{ns}{path} let identities other than alice change it");
+            assert!(repaired.contains(&znode), "{ns}: {znode} not in {repaired}");
+        }
+        assert!(repaired.contains("world:anyone:cdrwa"), "{repaired}");
+        // The intruders, while alice mints.
+        let before = generator.next_id().unwrap();
+        for digest in [None, Some("mallory:mallory-pw-51c9")] {
+            let other = raw_client(&runtime, zk.port, digest);
+            attacks_fail(&runtime, &other, ns, 0);
+        }
+        for url in [zk.url(), mallory_url.clone()] {
+            let other = flakeid::claim::open_with(&url, &options).unwrap();
+            let refused = flakeid::Generator::builder(layout).build_claimed(
+                Claims::with_store(other)
+                    .namespace(ns)
+                    .nodes(0..2)
+                    .pool_wait(Duration::from_secs(1))
+                    .manual_renewal(),
+            );
+            match refused {
+                Err(e) => assert_eq!(
+                    e.kind(),
+                    flakeid::claim::ClaimErrorKind::Access,
+                    "{url}: {e}"
+                ),
+                Ok(g) => panic!("{url} took node {} of {ns}", g.node()),
+            }
+        }
+        generator.renew_claim().unwrap();
+        let after = generator.next_id().unwrap();
+        assert!(after > before);
+        assert_eq!(
+            generator.claim_status().state,
+            flakeid::claim::ClaimState::Active
+        );
+    }
+    // read=creator: the open znodes of `migrate` are closed to readers too.
+    let hidden =
+        flakeid::claim::open_with(&user_url(&zk, "alice", "&read=creator"), &options).unwrap();
+    let c = hidden
+        .claim(&ClaimRequest {
+            namespace: "migrate",
+            pool: 0..2,
+            instance: "alice",
+        })
+        .unwrap();
+    let reader = raw_client(&runtime, zk.port, None);
+    runtime.block_on(async {
+        for path in [
+            "/flakeid/migrate/nodes",
+            "/flakeid/migrate/reserved/0",
+            "/flakeid/migrate/layout",
+        ] {
+            assert_eq!(
+                reader.get_data(path).await.map(drop),
+                Err(zookeeper_client::Error::NoAuth),
+                "{path} is still readable by anyone"
+            );
+        }
+    });
+    hidden.release(&c, T).unwrap();
+}
+
+/// Issue 31: under a user, an open parent this identity may not repair (a squatter kept
+/// ADMIN for itself) refuses the claim, naming the znode, its ACL and the `setAcl` that
+/// fixes it; once an operator runs that `setAcl` (here as ZooKeeper's super user), the
+/// claim goes through and the znode is closed to others.
+#[test]
+fn an_open_parent_that_cannot_be_repaired_refuses_the_claim_with_the_fix() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("acl-refuse") else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let squatter = raw_client(&runtime, zk.port, Some("squatter:sq"));
+    runtime.block_on(async {
+        use zookeeper_client::{Acl, AuthId, Permission};
+        let own_root = zookeeper_client::CreateMode::Persistent
+            .with_acls(zookeeper_client::Acls::anyone_all());
+        squatter.mkdir("/flakeid/held", &own_root).await.unwrap();
+        // Anyone may create and delete children, only the squatter may change the ACL.
+        let acls = [
+            Acl::new(Permission::ALL, AuthId::authed()),
+            Acl::new(
+                Permission::READ | Permission::WRITE | Permission::CREATE | Permission::DELETE,
+                AuthId::anyone(),
+            ),
+        ];
+        let sly =
+            zookeeper_client::CreateMode::Persistent.with_acls(zookeeper_client::Acls::new(&acls));
+        squatter
+            .create("/flakeid/held/nodes", b"", &sly)
+            .await
+            .unwrap();
+    });
+    let alice_url = user_url(&zk, "alice", "");
+    let options = OpenOptions::default().ttl(Duration::from_secs(10));
+    let alice = flakeid::claim::open_with(&alice_url, &options).unwrap();
+    let request = ClaimRequest {
+        namespace: "held",
+        pool: 0..2,
+        instance: "alice",
+    };
+    let e = alice.claim(&request).unwrap_err();
+    assert_eq!(e.kind(), flakeid::claim::ClaimErrorKind::Access, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("znode /flakeid/held/nodes")
+            && text.contains("world:anyone:cdrw")
+            && text.contains("setAcl /flakeid/held/nodes digest:alice:"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("alice-pw-51c9"),
+        "the password showed: {text}"
+    );
+    // The fix the message gives, run by the super user.
+    let acl_text = text
+        .split("setAcl /flakeid/held/nodes ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let admin = raw_client(&runtime, zk.port, Some("super:test"));
+    runtime.block_on(async {
+        use zookeeper_client::{Acl, AuthId, Permission};
+        let acls: Vec<Acl> = acl_text
+            .split(',')
+            .map(|entry| {
+                let (id, perms) = entry.rsplit_once(':').unwrap();
+                let (scheme, id) = id.split_once(':').unwrap();
+                let mut p = Permission::NONE;
+                for (c, bit) in [
+                    ('c', Permission::CREATE),
+                    ('d', Permission::DELETE),
+                    ('r', Permission::READ),
+                    ('w', Permission::WRITE),
+                    ('a', Permission::ADMIN),
+                ] {
+                    if perms.contains(c) {
+                        p = p | bit;
+                    }
+                }
+                Acl::new(p, AuthId::new(scheme, id))
+            })
+            .collect();
+        admin
+            .set_acl("/flakeid/held/nodes", &acls, None)
+            .await
+            .unwrap();
+    });
+    let c = alice.claim(&request).unwrap();
+    let intruder = raw_client(&runtime, zk.port, None);
+    runtime.block_on(async {
+        assert_eq!(
+            intruder
+                .delete(&format!("/flakeid/held/nodes/{}", c.node), None)
+                .await,
+            Err(zookeeper_client::Error::NoAuth)
+        );
+    });
+    alice.release(&c, T).unwrap();
 }

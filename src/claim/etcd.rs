@@ -355,10 +355,10 @@ impl EtcdStore {
                     (true, Ok(answer)) => Err(unreachable(
                         &url,
                         format!(
-                            "a keep-alive of lease {lease:x} was answered {} by a member that does not know the lease, which still holds {node_key} (a leader just elected, or one resumed from a pause): trying another member",
+                            "a keep-alive of lease {lease:x} got {} from a member that does not know the lease, which still holds {node_key} (a leader just elected, or one resumed from a pause): trying another member",
                             match answer {
-                                Some(ttl) => format!("with a TTL of {ttl}"),
-                                None => "with no answer".into(),
+                                Some(_) => "a TTL of 0",
+                                None => "no answer",
                             }
                         ),
                     )),

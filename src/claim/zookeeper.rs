@@ -336,7 +336,14 @@ impl ClaimStore for ZooKeeperStore {
                     Err(err) => return Err(e(err)),
                 }
             }
-            let parents = [root.as_str(), ns_path.as_str(), &dirs[0], &dirs[1]];
+            let layout_path = format!("{ns_path}/layout");
+            let parents = [
+                root.as_str(),
+                ns_path.as_str(),
+                &dirs[0],
+                &dirs[1],
+                &layout_path,
+            ];
             connect.guard_all(&client, &parents, &url, &notices).await?;
             let (mut held, mut corrupt) = (0, Vec::new());
             'ids: for (node, node_path, reserved_path) in paths {

@@ -1,7 +1,9 @@
 //! A TCP proxy of the tests' own, on 127.0.0.1, between a client and a server the test
 //! started: it forwards bytes both ways, and on request cuts the client off right after
-//! forwarding its next request (the server applies it, the reply is lost), or goes down
-//! (every connection closed, new ones closed at once) until brought back.
+//! forwarding its next request (the server applies it, the reply is lost), goes down
+//! (every connection closed, new ones closed at once) until brought back, or blackholes
+//! (bytes held, nothing forwarded either way, connections left open: a member that stopped
+//! answering, or a partition) until it heals.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};
@@ -17,6 +19,10 @@ struct Switches {
     cut_next: Mutex<Option<Vec<u8>>>,
     /// Close everything, accept nothing.
     down: AtomicBool,
+    /// Forward nothing, close nothing.
+    blackholed: AtomicBool,
+    /// The connections open now.
+    active: std::sync::atomic::AtomicUsize,
     /// How many cuts happened.
     cuts: AtomicU64,
     /// The client sides of the open connections, to close when going down.
@@ -52,6 +58,8 @@ impl Proxy {
                             continue;
                         };
                         s.open.lock().unwrap().push(client.try_clone().unwrap());
+                        // Two pumps per connection: it is open until both end.
+                        s.active.fetch_add(2, Ordering::SeqCst);
                         pump(
                             client.try_clone().unwrap(),
                             server.try_clone().unwrap(),
@@ -77,6 +85,17 @@ impl Proxy {
     /// How many cuts happened.
     pub fn cuts(&self) -> u64 {
         self.switches.cuts.load(Ordering::SeqCst)
+    }
+
+    /// Blackholed (nothing forwarded, nothing closed: bytes wait in the proxy) or healed
+    /// (what waited goes on).
+    pub fn set_blackholed(&self, blackholed: bool) {
+        self.switches.blackholed.store(blackholed, Ordering::SeqCst);
+    }
+
+    /// How many connections are open through the proxy now.
+    pub fn connections(&self) -> usize {
+        self.switches.active.load(Ordering::SeqCst).div_ceil(2)
     }
 
     /// Down (every connection closed, new ones refused) or back up.
@@ -107,6 +126,9 @@ fn pump(mut from: TcpStream, mut to: TcpStream, s: &Arc<Switches>, requests: boo
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
+            while s.blackholed.load(Ordering::SeqCst) && !s.down.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(2));
+            }
             if s.down.load(Ordering::SeqCst) || to.write_all(&buf[..n]).is_err() {
                 break;
             }
@@ -131,5 +153,6 @@ fn pump(mut from: TcpStream, mut to: TcpStream, s: &Arc<Switches>, requests: boo
         }
         let _ = from.shutdown(Shutdown::Both);
         let _ = to.shutdown(Shutdown::Both);
+        s.active.fetch_sub(1, Ordering::SeqCst);
     });
 }

@@ -71,15 +71,25 @@ pub(super) async fn retrying<T, F: core::future::Future<Output = Result<T, Claim
 /// that loses sees a larger stored value, which ends a renewal's loop).
 pub(super) const CAS_TRIES: usize = 64;
 
-/// One keep-alive of `lease`: the TTL the member answered (0: it does not know the
-/// lease), or `None` if the stream ended without an answer.
+/// One keep-alive of `lease` (the one etcd-client sends when it opens the stream): the TTL
+/// the member answered (0: it does not know the lease), or `None` if the stream ended
+/// without an answer.
 pub(super) async fn keep_alive(
     client: &mut Client,
     lease: i64,
 ) -> Result<Option<i64>, etcd_client::Error> {
-    let (mut keeper, mut stream) = client.lease_keep_alive(lease).await?;
-    keeper.keep_alive().await?;
-    Ok(stream.message().await?.map(|r| r.ttl()))
+    match client.lease_keep_alive(lease).await {
+        Ok(_) => Ok(Some(1)),
+        // How etcd-client reports the first answer's TTL of 0, and a stream that ended
+        // before any answer.
+        Err(etcd_client::Error::LeaseKeepAliveError(e)) if e.contains("lease not found") => {
+            Ok(Some(0))
+        }
+        Err(etcd_client::Error::WatchError(e)) if e.contains("failed to create lease keeper") => {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The TLS setup of `access`: its CA bundle (else the system's roots) and its client

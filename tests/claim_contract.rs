@@ -612,3 +612,115 @@ fn claim_errors_say_their_remedy() {
         ClaimErrorKind::Corrupt
     );
 }
+
+/// A memory store whose next renewal is slow (the clock moves on while it waits, as a
+/// request held up by a partition that then heals), and which says its failover takes
+/// `failover`.
+#[derive(Debug, Clone)]
+struct Slow {
+    inner: MemoryStore,
+    clock: ManualClock,
+    /// How long the next renewal takes, then none.
+    next: Arc<Mutex<Duration>>,
+    failover: Option<Duration>,
+}
+
+impl ClaimStore for Slow {
+    fn url(&self) -> String {
+        "slow:".into()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        self.inner.claim(r)
+    }
+    fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        let took = std::mem::take(&mut *self.next.lock().unwrap());
+        self.clock.advance(took);
+        self.inner.renew(c, reserved)
+    }
+    fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.inner.release(c, reserved)
+    }
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        self.inner.list(namespace)
+    }
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.inner.bind_layout(namespace, layout)
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.inner.namespaces()
+    }
+    fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        self.inner.repair(namespace, node, reserved)
+    }
+    fn lease_ttl(&self) -> Option<Duration> {
+        self.inner.lease_ttl()
+    }
+    fn failover_bound(&self, _: Duration) -> Option<Duration> {
+        self.failover
+    }
+}
+
+fn slow(clock: &ManualClock, ttl: Duration, failover: Option<Duration>) -> Slow {
+    Slow {
+        inner: MemoryStore::with_clock(ttl, clock.clone()),
+        clock: clock.clone(),
+        next: Arc::default(),
+        failover,
+    }
+}
+
+/// A renewal that lands late (its request held up for two of the three seconds of the
+/// window, then through) carried a reservation reckoned from the clock when it began, a
+/// second ahead of the clock when it landed: it is followed at once by a renewal from the
+/// clock now, so the fence is a whole window ahead and readiness (a third of the window)
+/// does not drop again before the next renewal.
+#[test]
+fn a_late_renewal_is_followed_at_once_by_one_from_the_clock_now() {
+    let clock = ManualClock::new(T0_NS);
+    let store = slow(&clock, Duration::from_secs(10), None);
+    let window = Duration::from_secs(3);
+    let g = Generator::builder(Layout::snowflake())
+        .clock(clock.clone())
+        .build_claimed(Claims::new(store.clone()).window(window).manual_renewal())
+        .unwrap();
+    *store.next.lock().unwrap() = Duration::from_secs(2);
+    let renewals = g.claim_status().renewals;
+    g.renew_claim().unwrap();
+    let status = g.claim_status();
+    assert_eq!(status.fence_left, Some(window), "{status:?}");
+    assert_eq!(status.renewals, renewals + 2);
+    // A renewal on time is one write.
+    clock.advance(Duration::from_millis(100));
+    g.renew_claim().unwrap();
+    assert_eq!(g.claim_status().renewals, renewals + 3);
+}
+
+/// A lease TTL too short for the store's failover (a renewal that meets a member which
+/// stopped answering would reach the next one after the lease ended) is refused at build,
+/// with the smallest TTL that works for these settings.
+#[test]
+fn a_ttl_too_short_for_the_failover_is_refused_with_the_smallest_that_works() {
+    let clock = ManualClock::new(T0_NS);
+    // Renewals every second (a third of the 3 s TTL); the failover takes 2 s: 3 s > 2.7 s.
+    let store = slow(&clock, Duration::from_secs(3), Some(Duration::from_secs(2)));
+    let built = Generator::builder(Layout::snowflake())
+        .clock(clock.clone())
+        .build_claimed(Claims::new(store).window(Duration::from_secs(5)));
+    let e = built.map(|g| g.node()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ClaimError::TtlTooShort { ttl, min_ttl, .. }
+                if (ttl, min_ttl) == (Duration::from_secs(3), Duration::from_secs(4))
+        ),
+        "{e:?}"
+    );
+    assert_eq!(e.kind(), flakeid::claim::ClaimErrorKind::Settings);
+    assert!(e.to_string().contains("at least 4s"), "{e}");
+    // With room for the failover it builds.
+    let store = slow(&clock, Duration::from_secs(4), Some(Duration::from_secs(2)));
+    Generator::builder(Layout::snowflake())
+        .clock(clock)
+        .build_claimed(Claims::new(store).window(Duration::from_secs(5)))
+        .unwrap();
+}

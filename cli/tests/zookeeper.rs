@@ -827,3 +827,160 @@ fn an_open_parent_that_cannot_be_repaired_refuses_the_claim_with_the_fix() {
     });
     alice.release(&c, T).unwrap();
 }
+
+/// Three ZooKeeper servers on loopback, one ensemble (ticks of 1 s: sessions of 2 s to
+/// 30 s), each behind a proxy of the tests' own; stopped on drop.
+struct Ensemble {
+    servers: Vec<(Process, u16)>,
+    proxies: Vec<proxy::Proxy>,
+}
+
+impl Ensemble {
+    fn start(name: &str) -> Option<Ensemble> {
+        // Made (and checked) by the single server's start: java and the jars are there.
+        let probe = ZooKeeper::start(&format!("{name}-probe"))?;
+        let classpath = probe.classpath.clone();
+        drop(probe);
+        let ports: Vec<(u16, u16, u16)> = (0..3)
+            .map(|_| (free_port(), free_port(), free_port()))
+            .collect();
+        let peers: String = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (_, quorum, election))| {
+                format!("server.{}=127.0.0.1:{quorum}:{election}\n", i + 1)
+            })
+            .collect();
+        let mut servers = Vec::new();
+        for (i, (client, _, _)) in ports.iter().enumerate() {
+            let mut process = Process::new("zk", &format!("{name}-s{i}"));
+            let data = process.dir.join("data");
+            std::fs::create_dir_all(&data).unwrap();
+            std::fs::write(data.join("myid"), format!("{}\n", i + 1)).unwrap();
+            let config = format!(
+                "tickTime=1000\ninitLimit=10\nsyncLimit=5\nminSessionTimeout=2000\nmaxSessionTimeout=30000\ndataDir={}\nclientPort={client}\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n{peers}",
+                data.display()
+            );
+            std::fs::write(process.dir.join("zoo.cfg"), config).unwrap();
+            let mut command = Command::new("java");
+            command
+                .args(["-Xmx256m", "-cp", &classpath])
+                .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
+                .arg(process.dir.join("zoo.cfg"));
+            process.start(&mut command);
+            servers.push((process, *client));
+        }
+        for (process, port) in &servers {
+            fleet::wait_until_answers(
+                &format!("zookeeper://127.0.0.1:{port}"),
+                *port,
+                Duration::from_secs(60),
+                &process.dir.join("server.log"),
+            );
+        }
+        let proxies = servers
+            .iter()
+            .map(|(_, port)| proxy::Proxy::start(*port))
+            .collect();
+        Some(Ensemble { servers, proxies })
+    }
+
+    /// The URL through the proxies.
+    fn url(&self) -> String {
+        let hosts: Vec<String> = self
+            .proxies
+            .iter()
+            .map(|p| format!("127.0.0.1:{}", p.port))
+            .collect();
+        format!("zookeeper://{}", hosts.join(","))
+    }
+
+    /// Whether server `i` leads, as it says (`srvr`).
+    fn leads(&self, i: usize) -> bool {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.servers[i].1)).unwrap();
+        stream.write_all(b"srvr").unwrap();
+        let mut out = String::new();
+        let _ = stream.read_to_string(&mut out);
+        out.contains("Mode: leader")
+    }
+}
+
+/// Issue 31: every bound of the ZooKeeper store follows from the session (the client
+/// leaves a server that stopped answering after two fifths of it), so at the smallest
+/// session the servers grant (2 s here), the server a holder uses blackholed for four
+/// sessions (the leader in one round, a follower in the other) loses no holder: each moves
+/// to another server within its session and keeps minting.
+#[test]
+fn at_the_smallest_session_a_blackholed_server_in_use_loses_no_holder() {
+    let _one = fleet::one_at_a_time();
+    let Some(ensemble) = Ensemble::start("blackhole") else {
+        return;
+    };
+    let url = ensemble.url();
+    let args = [
+        "--nodes",
+        "0..64",
+        "--ttl",
+        "2s",
+        "--max-wait",
+        "10s",
+        "-n",
+        "100000000",
+        "--rate",
+        "100",
+    ];
+    for role in ["leader", "follower"] {
+        let target = (0..3)
+            .find(|&i| ensemble.leads(i) == (role == "leader"))
+            .unwrap();
+        // The client picks a server at random: holders until two use the target.
+        let mut holders: Vec<procs::Gen> = Vec::new();
+        while ensemble.proxies[target].connections() < 2 {
+            assert!(
+                holders.len() < 24,
+                "{role}: no holder came to server {target}"
+            );
+            let h = procs::spawn(&fleet::gen_args(&url, role, &args));
+            h.claimed_node();
+            h.wait_for_ids(10);
+            holders.push(h);
+        }
+        ensemble.proxies[target].set_blackholed(true);
+        holders_keep_minting(
+            &holders,
+            Duration::from_secs(8),
+            &format!("{role} blackholed"),
+        );
+        ensemble.proxies[target].set_blackholed(false);
+        let mut all = Vec::new();
+        for h in holders {
+            h.signal("TERM");
+            let (status, ids) = h.finish(Duration::from_secs(20));
+            assert_eq!(status.code(), Some(143), "SIGTERM: {status:?}");
+            all.extend(ids);
+        }
+        let unique: std::collections::HashSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len(), "a duplicate ID");
+    }
+}
+
+/// Waits `span` while checking, every second, that each holder runs and printed more IDs
+/// than a second before.
+fn holders_keep_minting(holders: &[procs::Gen], span: Duration, what: &str) {
+    let started = std::time::Instant::now();
+    let mut before: Vec<usize> = holders.iter().map(|h| h.ids_now().len()).collect();
+    while started.elapsed() < span {
+        std::thread::sleep(Duration::from_secs(1));
+        for (i, h) in holders.iter().enumerate() {
+            let now = h.ids_now().len();
+            assert!(
+                now > before[i],
+                "{what}: holder {i} minted nothing for a second after {:?}; it said {:?}",
+                started.elapsed(),
+                h.lines_now()
+            );
+            before[i] = now;
+        }
+    }
+}

@@ -437,9 +437,11 @@ impl ClaimStore for Counting {
 }
 
 /// Two, then three, claimants of 2 shards each wait on a full pool of 4; one holder of 2
-/// ids lets go: exactly one claimant takes both, soon; the others hold nothing while they
-/// wait (the pool shows only the holders), and end with a full pool that names the 2 ids
-/// they needed.
+/// ids lets go of one, then of the other: while one id is free no claimant keeps it, and
+/// once both are, exactly one claimant takes both, soon; the others hold nothing while
+/// they wait (the pool shows only the holders), and end with a full pool that names the 2
+/// ids they needed. (Taken one by one, the first id would be kept by one claimant and the
+/// second, as often as not, by another: both would wait for ever.)
 pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
     for claimants in [2usize, 3] {
         let ns = format!("{ns}-{claimants}");
@@ -479,32 +481,65 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
             assert!(Instant::now() < deadline, "the claimants never asked");
             std::thread::sleep(Duration::from_millis(5));
         }
-        let let_go = Instant::now();
-        // Released with nothing reserved (the claimants' clocks are the real one, before T).
-        for c in &freed {
-            go.release(c, 0).unwrap();
+        // Released with nothing reserved (the claimants' clocks are the real one, before
+        // T), one id first: each claimant tries again and finds one free id, which is not
+        // enough, so none of them keeps it.
+        let claimants_holding = |listed: &[ClaimInfo]| -> Vec<(u64, String)> {
+            listed
+                .iter()
+                .filter(|i| i.state == NodeState::Held)
+                .filter_map(|i| {
+                    let h = i.holder.clone()?;
+                    h.starts_with("claimant-").then_some((i.node, h))
+                })
+                .collect()
+        };
+        let before: Vec<u64> = asked.iter().map(|a| a.load(Ordering::SeqCst)).collect();
+        go.release(&freed[0], 0).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while asked
+            .iter()
+            .zip(&before)
+            .any(|(a, b)| a.load(Ordering::SeqCst) < b + 2)
+        {
+            assert!(Instant::now() < deadline, "the claimants stopped asking");
+            std::thread::sleep(Duration::from_millis(5));
         }
-        // While the losers wait, only the holders hold: the one kept, and one claimant
-        // with both freed ids.
+        // An attempt holds the free id for a moment; a claimant that kept it would be seen
+        // holding it in several samples in a row.
+        let mut run = 0;
+        for _ in 0..8 {
+            let held = claimants_holding(&keep.list(&ns).unwrap());
+            run = if held.is_empty() { 0 } else { run + 1 };
+            assert!(run < 3, "a waiting claimant keeps an id: {held:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let let_go = Instant::now();
+        go.release(&freed[1], 0).unwrap();
+        // Soon one claimant holds both freed ids.
         let deadline = Instant::now() + Duration::from_secs(3);
         let winner = loop {
-            let listed = keep.list(&ns).unwrap();
-            let claimants_held: Vec<&ClaimInfo> = listed
-                .iter()
-                .filter(|i| i.state == NodeState::Held && i.node >= 2)
-                .collect();
-            let names: std::collections::HashSet<_> =
-                claimants_held.iter().map(|i| i.holder.clone()).collect();
-            assert!(names.len() <= 1, "the freed ids were split: {listed:?}");
-            if claimants_held.len() == 2 {
-                break names.into_iter().next().flatten().unwrap();
+            let held = claimants_holding(&keep.list(&ns).unwrap());
+            if held.len() == 2 && held[0].1 == held[1].1 {
+                break held[0].1.clone();
             }
             assert!(
                 Instant::now() < deadline,
-                "no claimant took both ids: {listed:?}"
+                "no claimant took both ids: {held:?}"
             );
             std::thread::sleep(Duration::from_millis(10));
         };
+        // Then, while the others wait, they hold nothing: only the winner's two ids and
+        // the two kept are held.
+        for _ in 0..10 {
+            let listed = keep.list(&ns).unwrap();
+            let held: Vec<_> = claimants_holding(&listed);
+            assert!(
+                held.len() == 2 && held.iter().all(|(_, h)| *h == winner),
+                "a waiting claimant holds an id: {listed:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
         let mut won = 0;
         for (i, (ended, built)) in results.into_iter().enumerate() {

@@ -586,7 +586,7 @@ fn attacks_fail(
         ] {
             assert_eq!(
                 other
-                    .set_acl(&path, &zookeeper_client::Acls::anyone_all().to_vec(), None)
+                    .set_acl(&path, &zookeeper_client::Acls::anyone_all(), None)
                     .await
                     .map(drop),
                 Err(ZkError::NoAuth),

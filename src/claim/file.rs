@@ -15,7 +15,10 @@ use super::{
     check_namespace,
 };
 mod dir;
+mod records;
+mod state;
 use dir::{Dir, FileId, Trust};
+use state::{State, read_state, write_state};
 
 /// Claims on one host, with no coordinator: `DIR/NAMESPACE/node-N.lock`, held with an
 /// exclusive OS lock (`flock`) while a process owns node N, and `DIR/NAMESPACE/node-N.state`,
@@ -81,21 +84,6 @@ struct Held {
     generation: u64,
 }
 
-/// What a state file holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct State {
-    node: u64,
-    reserved_until_ns: u64,
-    holder: String,
-    released: bool,
-    /// Raised by every claim: a renewal or release must find its own.
-    generation: u64,
-}
-
-const MAGIC: &str = "flakeid-claim v1";
-const LAYOUT_MAGIC: &str = "flakeid-namespace v1";
-/// The file of a namespace's directory that records its layout.
-const LAYOUT_FILE: &str = "layout";
 /// The longest a write waits for the namespace's directory lock.
 const DIR_LOCK_BOUND: Duration = Duration::from_secs(5);
 
@@ -114,81 +102,6 @@ fn state_name(node: u64) -> String {
     format!("node-{node}.state")
 }
 
-impl State {
-    fn to_text(&self) -> String {
-        // A holder name never spans lines.
-        let holder: String = self
-            .holder
-            .chars()
-            .map(|c| if c.is_control() { '?' } else { c })
-            .collect();
-        format!(
-            "{MAGIC}\nnode {}\nreserved_until_unix_ns {}\nholder {holder}\nstate {}\ngeneration {}\n",
-            self.node,
-            self.reserved_until_ns,
-            if self.released { "released" } else { "held" },
-            self.generation
-        )
-    }
-
-    fn parse(text: &str, path: &Path, expected_node: u64) -> Result<State, ClaimError> {
-        let corrupt = |reason: &str| ClaimError::Corrupt {
-            path: path.display().to_string(),
-            reason: reason.into(),
-        };
-        let mut lines = text.lines();
-        if lines.next() != Some(MAGIC) {
-            return Err(corrupt("its first line is not 'flakeid-claim v1'"));
-        }
-        let (mut node, mut reserved, mut holder, mut released) = (None, None, None, None);
-        let mut generation = Some(0);
-        for line in lines {
-            let (key, value) = line.split_once(' ').unwrap_or((line, ""));
-            match key {
-                "node" => node = value.parse().ok(),
-                "reserved_until_unix_ns" => reserved = value.parse().ok(),
-                "holder" => holder = Some(value.to_string()),
-                "state" => released = Some(value == "released"),
-                "generation" => generation = value.parse().ok(),
-                _ => {}
-            }
-        }
-        match (node, reserved, generation) {
-            (Some(node), _, _) if node != expected_node => Err(corrupt(&format!(
-                "it names node {node}, not {expected_node}"
-            ))),
-            (Some(node), Some(reserved_until_ns), Some(generation)) => Ok(State {
-                node,
-                reserved_until_ns,
-                holder: holder.unwrap_or_default(),
-                released: released.unwrap_or(false),
-                generation,
-            }),
-            _ => Err(corrupt(
-                "a node, reserved_until_unix_ns or generation line is missing or not a number",
-            )),
-        }
-    }
-}
-
-/// Reads node `node`'s state file in `ns`; `None` if there is none.
-fn read_state(ns: &Dir, node: u64, trust: &Trust) -> Result<Option<State>, ClaimError> {
-    let name = state_name(node);
-    let Some(bytes) = ns.read(&name, trust)? else {
-        return Ok(None);
-    };
-    let path = ns.path_of(&name);
-    let text = String::from_utf8(bytes).map_err(|_| ClaimError::Corrupt {
-        path: path.display().to_string(),
-        reason: "it is not UTF-8 text".into(),
-    })?;
-    State::parse(&text, &path, node).map(Some)
-}
-
-fn write_state(ns: &Dir, state: &State, trust: &Trust) -> Result<(), ClaimError> {
-    ns.replace(&state_name(state.node), state.to_text().as_bytes(), trust)
-}
-
 /// Tries to take the lock of `file`: whether this call now holds it.
 fn try_lock(file: &File, path: &Path) -> Result<bool, ClaimError> {
     match file.try_lock() {
@@ -196,24 +109,6 @@ fn try_lock(file: &File, path: &Path) -> Result<bool, ClaimError> {
         Err(TryLockError::WouldBlock) => Ok(false),
         Err(TryLockError::Error(e)) => Err(io_err(path, e)),
     }
-}
-
-/// What a namespace's layout file says, or why it cannot be read.
-fn parse_layout(bytes: &[u8], path: &Path) -> Result<String, ClaimError> {
-    let corrupt = |reason: &str| ClaimError::Corrupt {
-        path: path.display().to_string(),
-        reason: reason.into(),
-    };
-    let text = core::str::from_utf8(bytes).map_err(|_| corrupt("it is not UTF-8 text"))?;
-    let mut lines = text.lines();
-    if lines.next() != Some(LAYOUT_MAGIC) {
-        return Err(corrupt("its first line is not 'flakeid-namespace v1'"));
-    }
-    lines
-        .find_map(|l| l.strip_prefix("layout "))
-        .filter(|l| !l.is_empty())
-        .map(String::from)
-        .ok_or_else(|| corrupt("it has no layout line"))
 }
 
 impl FileStore {
@@ -531,62 +426,11 @@ impl ClaimStore for FileStore {
     }
 
     fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        let trust = self.trust();
-        let (_, ns) = self.namespace_dir(namespace, &trust)?;
-        let _dir_lock = ns.lock(DIR_LOCK_BOUND)?;
-        let path = ns.path_of(LAYOUT_FILE);
-        match ns.read(LAYOUT_FILE, &trust)? {
-            Some(bytes) => {
-                let recorded = parse_layout(&bytes, &path)?;
-                super::same_layout(namespace, &recorded, layout)
-            }
-            None => ns.replace(
-                LAYOUT_FILE,
-                format!("{LAYOUT_MAGIC}\nlayout {layout}\n").as_bytes(),
-                &trust,
-            ),
-        }
+        self.bind(namespace, layout)
     }
 
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        let trust = self.trust();
-        let Some(store) = self.store_dir(&trust, false)? else {
-            return Err(io_err(
-                &self.dir,
-                "the store's directory does not exist (a claim creates it)",
-            ));
-        };
-        let mut names: Vec<String> = store
-            .entries()?
-            .into_iter()
-            .filter(|(name, is_dir)| *is_dir && check_namespace(name).is_ok())
-            .map(|(name, _)| name)
-            .collect();
-        names.sort_unstable();
-        Ok(names
-            .into_iter()
-            .map(|namespace| {
-                let layout = store.child(&namespace, &trust, false).and_then(|ns| {
-                    let Some(ns) = ns else { return Ok(None) };
-                    let path = ns.path_of(LAYOUT_FILE);
-                    ns.read(LAYOUT_FILE, &trust)?
-                        .map(|bytes| parse_layout(&bytes, &path))
-                        .transpose()
-                });
-                match layout {
-                    Ok(layout) => NamespaceInfo {
-                        namespace,
-                        layout,
-                        problem: None,
-                    },
-                    Err(e) => NamespaceInfo {
-                        namespace,
-                        layout: None,
-                        problem: Some(e.to_string()),
-                    },
-                }
-            })
-            .collect())
+        self.all_namespaces()
     }
 
     fn repair(
@@ -595,97 +439,6 @@ impl ClaimStore for FileStore {
         node: u64,
         reserved_until_unix_ns: u64,
     ) -> Result<Repaired, ClaimError> {
-        let trust = self.trust();
-        let (_, ns) = self.namespace_dir(namespace, &trust)?;
-        let _dir_lock = ns.lock(DIR_LOCK_BOUND)?;
-        // A lock file that is not a regular file can be held by nobody: it goes.
-        let lock = match Self::lock_node(&ns, node, &trust) {
-            Err(ClaimError::Corrupt { .. }) => {
-                ns.remove(&lock_name(node))?;
-                Self::lock_node(&ns, node, &trust)?
-            }
-            other => other?,
-        };
-        // Held while the repair writes: no claim of the id comes between. (A lock this
-        // process holds conflicts too: each open of a file locks on its own.)
-        let Some(_lock) = lock else {
-            return Err(ClaimError::NodeHeld {
-                namespace: namespace.into(),
-                node,
-            });
-        };
-        let stored = read_state(&ns, node, &trust).ok().flatten();
-        let repaired = Repaired {
-            previous_unix_ns: stored.as_ref().map(|s| s.reserved_until_ns),
-            reserved_until_unix_ns: stored
-                .as_ref()
-                .map_or(0, |s| s.reserved_until_ns)
-                .max(reserved_until_unix_ns),
-        };
-        // The rename replaces whatever is there: damaged text, a FIFO, a link.
-        let state = State {
-            node,
-            reserved_until_ns: repaired.reserved_until_unix_ns,
-            holder: "repaired".into(),
-            released: true,
-            generation: stored.map_or(0, |s| s.generation).wrapping_add(1),
-        };
-        write_state(&ns, &state, &trust)?;
-        Ok(repaired)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn state_text_round_trips_and_bad_text_is_corrupt() {
-        let s = State {
-            node: 7,
-            reserved_until_ns: 1_800_000_000_123_456_789,
-            holder: "host:1\nnode 9".into(),
-            released: true,
-            generation: 12,
-        };
-        let p = Path::new("x.state");
-        let back = State::parse(&s.to_text(), p, 7).unwrap();
-        assert_eq!(back.generation, 12);
-        assert!(matches!(
-            State::parse(&s.to_text(), p, 8),
-            Err(ClaimError::Corrupt { .. })
-        ));
-        assert_eq!(back.node, 7);
-        assert_eq!(back.reserved_until_ns, s.reserved_until_ns);
-        assert_eq!(back.holder, "host:1?node 9");
-        assert!(back.released);
-        assert!(matches!(
-            State::parse("hello\n", p, 3),
-            Err(ClaimError::Corrupt { .. })
-        ));
-        assert!(matches!(
-            State::parse("flakeid-claim v1\nnode 3\n", p, 3),
-            Err(ClaimError::Corrupt { .. })
-        ));
-    }
-
-    #[test]
-    fn layout_records_parse_or_are_corrupt() {
-        let p = Path::new("layout");
-        assert_eq!(
-            parse_layout(b"flakeid-namespace v1\nlayout time=41,seq=12\n", p).unwrap(),
-            "time=41,seq=12"
-        );
-        for bad in [
-            &b""[..],
-            b"flakeid-namespace v1\n",
-            b"x\nlayout a\n",
-            b"\xff",
-        ] {
-            assert!(
-                matches!(parse_layout(bad, p), Err(ClaimError::Corrupt { .. })),
-                "{bad:?}"
-            );
-        }
+        self.repair_node(namespace, node, reserved_until_unix_ns)
     }
 }

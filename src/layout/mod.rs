@@ -198,6 +198,7 @@ impl Layout {
     }
     /// The same layout with the node field not split into datacenter and worker: the
     /// same IDs, named differently.
+    #[cfg(feature = "std")]
     pub(crate) const fn without_datacenter_split(mut self) -> Layout {
         self.datacenter_bits = 0;
         self

@@ -604,6 +604,53 @@ pub fn namespaces_are_apart_and_claims_lists_the_holders(server: &mut dyn Server
         assert_eq!(rows[0]["holder"], holder);
         assert!(rows[0]["reserved_until_unix_ns"].as_u64().unwrap() > SystemClock.unix_ns());
     }
+    // Without --namespace: every namespace, with its layout and held ids.
+    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", &url, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let namespaces: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for ns in ["one", "two"] {
+        let row = namespaces
+            .iter()
+            .find(|r| r["namespace"] == ns)
+            .unwrap_or_else(|| panic!("{ns} not listed: {namespaces:?}"));
+        assert_eq!(row["layout_name"], "snowflake", "{row}");
+        assert_eq!(row["held"], serde_json::json!([0]), "{row}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", &url])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("namespace \"one\": layout snowflake (time=41,seq=12,node=10,")
+            && table.contains("namespace \"two\": layout snowflake"),
+        "{table}"
+    );
+    // One namespace is one ID space: a generator of another layout is refused, naming both.
+    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(gen_args(&url, "one", &["--layout", "sonyflake", "-n", "1"]))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("--layout")
+            && stderr.contains("holds IDs of layout snowflake")
+            && stderr.contains("this claim's layout is sonyflake"),
+        "{stderr}"
+    );
     drop((one, two));
 }
 

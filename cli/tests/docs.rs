@@ -1,7 +1,7 @@
 //! The guides' shell commands run: every `cargo run --release -- ...` line in a `sh` block
 //! of the README and of `docs/` runs here with the built binary in its place (under
 //! `bash -o pipefail`, so every command of a pipeline must succeed), and must exit 0.
-//! Paths the commands write to (`/tmp/...`, `/var/lib/flakeid`) become a temporary
+//! Paths the commands write to (`/tmp/...`, `/var/lib/flakeid`, `$HOME`) become a temporary
 //! directory of the test's own.
 
 use std::path::{Path, PathBuf};
@@ -47,8 +47,11 @@ fn every_tool_command_of_the_guides_runs() {
                 .replace("/var/lib/flakeid", &format!("{tmp}/var-lib"))
                 .replace("/tmp/", &format!("{tmp}/"))
                 .replace(RUN, &format!("'{bin}'"));
+            // `$HOME` (the file store's example directory) is the test's too.
             let out = Command::new("bash")
                 .args(["-o", "pipefail", "-c", &line])
+                .env("HOME", &dir)
+                .env_remove("XDG_STATE_HOME")
                 .output()
                 .unwrap();
             assert!(

@@ -740,12 +740,11 @@ fn stop_and_check_unique(holders: Vec<procs::Gen>) {
     assert_eq!(unique.len(), all.len(), "a duplicate ID");
 }
 
-/// Issue 31 (the claim seen lost once in CI, 3 s after a member was killed): a keep-alive
-/// answered with a TTL of 0, or not answered at all, by a member whose lessor does not know
-/// the lease (a leader just elected and still applying its log, a stale leader resumed
-/// from a pause) is not proof that the lease is gone: the transaction that follows finds
-/// `nodes/N` still bound to it. The holder then keeps its lease alive through another
-/// member and goes on minting; before, it reported "claim lost" and exited.
+/// A keep-alive answered with a TTL of 0, or not answered at all, by a member whose lessor
+/// does not know the lease (a leader just elected and still applying its log, a stale
+/// leader resumed from a pause) is not proof that the lease is gone: the transaction that
+/// follows finds `nodes/N` still bound to it. The holder keeps its lease alive through
+/// another member and goes on minting.
 #[test]
 fn a_keep_alive_answered_by_a_member_that_does_not_know_the_lease_loses_nothing() {
     let _one = fleet::one_at_a_time();
@@ -849,12 +848,11 @@ impl Proxied {
     }
 }
 
-/// Issue 31: the per-attempt bound follows from the lease TTL, so at the smallest TTL the
+/// The per-attempt bound follows from the lease TTL, so at the smallest TTL the
 /// tool accepts (2 s; 1 s is refused, naming 2 s), a renewal that meets the member in use
 /// blackholed reaches the next member with time left. The member in use (each holder's
 /// first endpoint) is blackholed for four TTLs, the leader in one round and a follower in
-/// the other: every holder keeps minting. Before, an attempt waited a third of the request
-/// timeout (1.67 s) whatever the TTL, and every holder lost its claim.
+/// the other: every holder keeps minting.
 #[test]
 fn at_the_smallest_ttl_a_blackholed_member_in_use_loses_no_holder() {
     let _one = fleet::one_at_a_time();

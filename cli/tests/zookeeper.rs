@@ -596,7 +596,7 @@ fn attacks_fail(
     });
 }
 
-/// Issue 31: under a user, a namespace whose znodes are open to all (made by a deployment
+/// Under a user, a namespace whose znodes are open to all (made by a deployment
 /// that ran without a user, or by a squatter before the first claim) is not taken as it is:
 /// the claim makes every znode it relies on creator-only and says so, naming each. Then an
 /// unauthenticated client and a second identity can neither delete the holder's live claim
@@ -722,7 +722,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
     hidden.release(&c, T).unwrap();
 }
 
-/// Issue 31: under a user, an open parent this identity may not repair (a squatter kept
+/// Under a user, an open parent this identity may not repair (a squatter kept
 /// ADMIN for itself) refuses the claim, naming the znode, its ACL and the `setAcl` that
 /// fixes it; once an operator runs that `setAcl` (here as ZooKeeper's super user), the
 /// claim goes through and the znode is closed to others.
@@ -906,7 +906,7 @@ impl Ensemble {
     }
 }
 
-/// Issue 31: every bound of the ZooKeeper store follows from the session (the client
+/// Every bound of the ZooKeeper store follows from the session (the client
 /// leaves a server that stopped answering after two fifths of it), so at the smallest
 /// session the servers grant (2 s here), the server a holder uses blackholed for four
 /// sessions (the leader in one round, a follower in the other) loses no holder: each moves

@@ -108,16 +108,6 @@ fn reserved(info: &ClaimInfo) -> String {
     }
 }
 
-/// A layout record as people know it: the preset's name when it is one.
-fn layout_name(record: &str) -> Option<&'static str> {
-    let layout: flakeid::Layout = record.parse().ok()?;
-    let record = claim::layout_record(&layout);
-    flakeid::Layout::presets()
-        .iter()
-        .find(|p| claim::layout_record(&p.layout) == record)
-        .map(|p| p.name)
-}
-
 fn held(infos: &[ClaimInfo]) -> Vec<u64> {
     infos
         .iter()
@@ -162,7 +152,10 @@ fn namespace_tables(url: &str, namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -
     let mut out = String::new();
     let _ = writeln!(out, "{url}: {} namespaces", namespaces.len());
     for (ns, infos) in namespaces {
-        let layout = match (&ns.layout, ns.layout.as_deref().and_then(layout_name)) {
+        let layout = match (
+            &ns.layout,
+            ns.layout.as_deref().and_then(claim::layout_preset),
+        ) {
             (Some(record), Some(name)) => format!("layout {name} ({record})"),
             (Some(record), None) => format!("layout {record}"),
             (None, _) => "no layout recorded yet (its next claim records it)".into(),
@@ -214,7 +207,7 @@ fn namespace_lines(namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -> String {
         let value = serde_json::json!({
             "namespace": ns.namespace,
             "layout": ns.layout,
-            "layout_name": ns.layout.as_deref().and_then(layout_name),
+            "layout_name": ns.layout.as_deref().and_then(claim::layout_preset),
             "problem": ns.problem,
             "held": held(infos),
             "nodes": infos.iter().map(|i| node_json(&ns.namespace, i)).collect::<Vec<_>>(),

@@ -382,14 +382,8 @@ impl fmt::Display for ClaimError {
 
 /// A layout record as people know it: with the preset's name when it is one.
 fn named(record: &str) -> String {
-    let preset = record.parse::<crate::Layout>().ok().and_then(|layout| {
-        let record = super::layout_record(&layout);
-        crate::Layout::presets()
-            .iter()
-            .find(|p| super::layout_record(&p.layout) == record)
-    });
-    match preset {
-        Some(p) => format!("{} ({record})", p.name),
+    match super::layout_preset(record) {
+        Some(name) => format!("{name} ({record})"),
         None => String::from(record),
     }
 }

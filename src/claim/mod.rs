@@ -181,6 +181,16 @@ pub fn layout_record(layout: &crate::Layout) -> String {
     layout.without_datacenter_split().to_string()
 }
 
+/// The preset a layout record is, if it is one: `snowflake` for
+/// `layout_record(&Layout::snowflake())`, as the tool and the messages name it.
+pub fn layout_preset(record: &str) -> Option<&'static str> {
+    let record = layout_record(&record.parse::<crate::Layout>().ok()?);
+    crate::Layout::presets()
+        .iter()
+        .find(|p| layout_record(&p.layout) == record)
+        .map(|p| p.name)
+}
+
 /// `Ok` if `asked` is the layout `recorded` for `namespace`, else
 /// [`ClaimError::LayoutMismatch`] naming both: what a store's
 /// [`bind_layout`](ClaimStore::bind_layout) answers when the namespace has a record.

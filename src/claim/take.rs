@@ -152,15 +152,12 @@ pub(super) fn claim_usable(
     loop {
         let mut usable: Vec<Claimed> = Vec::with_capacity(count);
         let mut ahead: Vec<Claimed> = Vec::new();
-        let outcome = match store.bind_layout(request.namespace, layout) {
-            _ if bound => Ok(()),
-            Ok(()) => {
-                bound = true;
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
-        .and_then(|()| {
+        let binding = match bound {
+            true => Ok(()),
+            false => store.bind_layout(request.namespace, layout),
+        };
+        bound |= binding.is_ok();
+        let outcome = binding.and_then(|()| {
             loop {
                 if usable.len() == count {
                     break Ok(());

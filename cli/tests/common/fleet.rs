@@ -447,7 +447,7 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(server: 
             "--window",
             "1s",
             "--ttl",
-            "1s",
+            "2s",
             "-n",
             "1000000",
             "--rate",
@@ -467,7 +467,7 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(server: 
             .namespace("behind")
             .nodes(0..1)
             .window(Duration::from_secs(2))
-            // Covers the killed holder's lease (1 s asked; etcd may round it up).
+            // Covers the killed holder's lease (2 s).
             .pool_wait(Duration::from_secs(5))
             .manual_renewal()
     };

@@ -463,6 +463,18 @@ fn claims_repair_stores_a_reservation_past_now_instead_of_a_reset() {
             .output()
             .unwrap()
     };
+    // The IDs a successful `gen` printed.
+    let minted = |out: std::process::Output| -> Vec<u64> {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect()
+    };
     // A holder on a clock 3 s ahead mints and stops; then its state file is damaged.
     let out = flakeid(&[
         "gen",
@@ -477,15 +489,7 @@ fn claims_repair_stores_a_reservation_past_now_instead_of_a_reset() {
         "--clock-offset",
         "+3s",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let minted: Vec<u64> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
+    let before = minted(out);
     let state = dir.join("orders/node-0.state");
     std::fs::write(&state, b"garbage\n").unwrap();
     let out = flakeid(&[
@@ -574,16 +578,8 @@ fn claims_repair_stores_a_reservation_past_now_instead_of_a_reset() {
         "--max-wait",
         "20s",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let after: Vec<u64> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
-    let top = minted.iter().max().unwrap();
+    let after = minted(out);
+    let top = before.iter().max().unwrap();
     assert!(
         after.iter().all(|id| id > top),
         "an ID at or below the last holder's {top}"

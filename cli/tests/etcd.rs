@@ -20,7 +20,7 @@ mod service;
 use std::process::Command;
 use std::time::Duration;
 
-use fleet::{Process, Server, available, free_port};
+use fleet::{Process, Server, available, free_port, holders_keep_minting, stop_and_check_unique};
 
 /// An etcd server on loopback; stopped (and its data removed) on drop.
 struct Etcd {
@@ -239,26 +239,6 @@ impl Cluster {
             .map(|(_, port, _)| format!("127.0.0.1:{port}"))
             .collect();
         format!("etcd://{}", endpoints.join(","))
-    }
-}
-
-/// Waits `span` while checking, every second, that each holder runs and printed more IDs
-/// than a second before.
-fn holders_keep_minting(holders: &[procs::Gen], span: Duration, what: &str) {
-    let started = std::time::Instant::now();
-    let mut before: Vec<usize> = holders.iter().map(|h| h.ids_now().len()).collect();
-    while started.elapsed() < span {
-        std::thread::sleep(Duration::from_secs(1));
-        for (i, h) in holders.iter().enumerate() {
-            let now = h.ids_now().len();
-            assert!(
-                now > before[i],
-                "{what}: holder {i} minted nothing for a second after {:?}; it said {:?}",
-                started.elapsed(),
-                h.lines_now()
-            );
-            before[i] = now;
-        }
     }
 }
 
@@ -726,20 +706,6 @@ fn the_etcd_password_shows_nowhere() {
 #[path = "common/stale_member.rs"]
 mod stale_member;
 
-/// The end of a holders' run: SIGTERM, each exits 143 having released its claim, and no ID
-/// was printed twice.
-fn stop_and_check_unique(holders: Vec<procs::Gen>) {
-    let mut all = Vec::new();
-    for h in holders {
-        h.signal("TERM");
-        let (status, ids) = h.finish(Duration::from_secs(20));
-        assert_eq!(status.code(), Some(143), "SIGTERM: {status:?}");
-        all.extend(ids);
-    }
-    let unique: std::collections::HashSet<_> = all.iter().collect();
-    assert_eq!(unique.len(), all.len(), "a duplicate ID");
-}
-
 /// A keep-alive answered with a TTL of 0, or not answered at all, by a member whose lessor
 /// does not know the lease (a leader just elected and still applying its log, a stale
 /// leader resumed from a pause) is not proof that the lease is gone: the transaction that
@@ -759,32 +725,21 @@ fn a_keep_alive_answered_by_a_member_that_does_not_know_the_lease_loses_nothing(
     for mode in [stale_member::Mode::TtlZero, stale_member::Mode::Silent] {
         stale.set_mode(stale_member::Mode::Forward);
         let ns = format!("stale-{}", mode as u8);
-        let holders: Vec<procs::Gen> = (0..2)
-            .map(|_| {
-                procs::spawn(&fleet::gen_args(
-                    &url,
-                    &ns,
-                    &[
-                        "--nodes",
-                        "0..4",
-                        "--ttl",
-                        "3s",
-                        "--window",
-                        "3s",
-                        "--max-wait",
-                        "10s",
-                        "-n",
-                        "100000000",
-                        "--rate",
-                        "100",
-                    ],
-                ))
-            })
-            .collect();
-        for h in &holders {
-            h.claimed_node();
-            h.wait_for_ids(20);
-        }
+        let args = [
+            "--nodes",
+            "0..4",
+            "--ttl",
+            "3s",
+            "--window",
+            "3s",
+            "--max-wait",
+            "10s",
+            "-n",
+            "100000000",
+            "--rate",
+            "100",
+        ];
+        let holders = fleet::holders(&url, &ns, &args, 2);
         let before = stale.answered();
         stale.set_mode(mode);
         // Three TTLs: every holder meets the answer at its first renewal, moves on, and
@@ -884,30 +839,19 @@ fn at_the_smallest_ttl_a_blackholed_member_in_use_loses_no_holder() {
             _ => (leader + 1) % 3,
         };
         let url = proxied.url_from(in_use);
-        let holders: Vec<procs::Gen> = (0..2)
-            .map(|_| {
-                procs::spawn(&fleet::gen_args(
-                    &url,
-                    role,
-                    &[
-                        "--nodes",
-                        "0..4",
-                        "--ttl",
-                        "2s",
-                        "--max-wait",
-                        "10s",
-                        "-n",
-                        "100000000",
-                        "--rate",
-                        "100",
-                    ],
-                ))
-            })
-            .collect();
-        for h in &holders {
-            h.claimed_node();
-            h.wait_for_ids(20);
-        }
+        let args = [
+            "--nodes",
+            "0..4",
+            "--ttl",
+            "2s",
+            "--max-wait",
+            "10s",
+            "-n",
+            "100000000",
+            "--rate",
+            "100",
+        ];
+        let holders = fleet::holders(&url, role, &args, 2);
         assert!(
             proxied.proxies[in_use].connections() > 0,
             "{role}: the holders do not use member {in_use}"

@@ -19,7 +19,7 @@ mod service;
 use std::process::Command;
 use std::time::Duration;
 
-use fleet::{Process, Server, available, free_port};
+use fleet::{Process, Server, available, free_port, holders_keep_minting, stop_and_check_unique};
 
 /// Debian's jars (`/usr/share/java`), the ZooKeeper server's among them.
 fn classpath() -> Option<String> {
@@ -953,34 +953,6 @@ fn at_the_smallest_session_a_blackholed_server_in_use_loses_no_holder() {
             &format!("{role} blackholed"),
         );
         ensemble.proxies[target].set_blackholed(false);
-        let mut all = Vec::new();
-        for h in holders {
-            h.signal("TERM");
-            let (status, ids) = h.finish(Duration::from_secs(20));
-            assert_eq!(status.code(), Some(143), "SIGTERM: {status:?}");
-            all.extend(ids);
-        }
-        let unique: std::collections::HashSet<_> = all.iter().collect();
-        assert_eq!(unique.len(), all.len(), "a duplicate ID");
-    }
-}
-
-/// Waits `span` while checking, every second, that each holder runs and printed more IDs
-/// than a second before.
-fn holders_keep_minting(holders: &[procs::Gen], span: Duration, what: &str) {
-    let started = std::time::Instant::now();
-    let mut before: Vec<usize> = holders.iter().map(|h| h.ids_now().len()).collect();
-    while started.elapsed() < span {
-        std::thread::sleep(Duration::from_secs(1));
-        for (i, h) in holders.iter().enumerate() {
-            let now = h.ids_now().len();
-            assert!(
-                now > before[i],
-                "{what}: holder {i} minted nothing for a second after {:?}; it said {:?}",
-                started.elapsed(),
-                h.lines_now()
-            );
-            before[i] = now;
-        }
+        stop_and_check_unique(holders);
     }
 }

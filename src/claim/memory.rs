@@ -115,14 +115,7 @@ impl MemoryStore {
         entries
             .by_id
             .entry((namespace.into(), node))
-            .or_insert(Entry {
-                owner: None,
-                holder: String::new(),
-                reserved_until_ns: 0,
-                expires_ns: 0,
-                released: false,
-                corrupt: false,
-            })
+            .or_insert_with(Entry::vacant)
             .corrupt = true;
     }
 
@@ -147,6 +140,18 @@ impl MemoryStore {
 }
 
 impl Entry {
+    /// An id no claim has taken yet.
+    fn vacant() -> Entry {
+        Entry {
+            owner: None,
+            holder: String::new(),
+            reserved_until_ns: 0,
+            expires_ns: 0,
+            released: false,
+            corrupt: false,
+        }
+    }
+
     fn live(&self, now: u64) -> bool {
         self.owner.is_some() && now <= self.expires_ns
     }
@@ -320,14 +325,7 @@ impl ClaimStore for MemoryStore {
         let e = entries
             .by_id
             .entry((namespace.into(), node))
-            .or_insert(Entry {
-                owner: None,
-                holder: String::new(),
-                reserved_until_ns: 0,
-                expires_ns: 0,
-                released: true,
-                corrupt: false,
-            });
+            .or_insert_with(Entry::vacant);
         if !e.corrupt && e.live(now) {
             return Err(ClaimError::NodeHeld {
                 namespace: namespace.into(),

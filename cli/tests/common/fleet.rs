@@ -220,6 +220,71 @@ macro_rules! scenarios {
     };
 }
 
+/// `count` `flakeid gen` processes with `args` in namespace `ns` of `url`, each with its
+/// claim taken and 20 IDs out.
+pub fn holders(url: &str, ns: &str, args: &[&str], count: usize) -> Vec<Gen> {
+    let holders: Vec<Gen> = (0..count)
+        .map(|_| spawn(&gen_args(url, ns, args)))
+        .collect();
+    for h in &holders {
+        h.claimed_node();
+        h.wait_for_ids(20);
+    }
+    holders
+}
+
+/// Waits `span` while checking, every second, that each holder runs and printed more IDs
+/// than a second before.
+pub fn holders_keep_minting(holders: &[Gen], span: Duration, what: &str) {
+    let started = Instant::now();
+    let mut before: Vec<usize> = holders.iter().map(|h| h.ids_now().len()).collect();
+    while started.elapsed() < span {
+        std::thread::sleep(Duration::from_secs(1));
+        for (i, h) in holders.iter().enumerate() {
+            let now = h.ids_now().len();
+            assert!(
+                now > before[i],
+                "{what}: holder {i} minted nothing for a second after {:?}; it said {:?}",
+                started.elapsed(),
+                h.lines_now()
+            );
+            before[i] = now;
+        }
+    }
+}
+
+/// The end of a holders' run: SIGTERM, each exits 143 having released its claim, and no ID
+/// was printed twice.
+pub fn stop_and_check_unique(holders: Vec<Gen>) {
+    let mut all = Vec::new();
+    for h in holders {
+        h.signal("TERM");
+        let (status, ids) = h.finish(Duration::from_secs(20));
+        assert_eq!(status.code(), Some(143), "SIGTERM: {status:?}");
+        all.extend(ids);
+    }
+    assert!(unique(&all), "a duplicate ID");
+}
+
+/// `flakeid claims --claim URL ARGS --json`: one JSON value per line.
+pub fn claims_json(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["claims", "--claim", url, "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -584,20 +649,7 @@ pub fn namespaces_are_apart_and_claims_lists_the_holders(server: &mut dyn Server
     ));
     assert_eq!((one.claimed_node(), two.claimed_node()), (0, 0));
     for (ns, holder) in [("one", "in-one"), ("two", "in-two")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-            .args(["claims", "--claim", &url, "--namespace", ns, "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let rows = claims_json(&url, &["--namespace", ns]);
         assert_eq!(rows.len(), 1, "{rows:?}");
         assert_eq!(rows[0]["node"], 0);
         assert_eq!(rows[0]["state"], "held");
@@ -605,20 +657,7 @@ pub fn namespaces_are_apart_and_claims_lists_the_holders(server: &mut dyn Server
         assert!(rows[0]["reserved_until_unix_ns"].as_u64().unwrap() > SystemClock.unix_ns());
     }
     // Without --namespace: every namespace, with its layout and held ids.
-    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["claims", "--claim", &url, "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let namespaces: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let namespaces = claims_json(&url, &[]);
     for ns in ["one", "two"] {
         let row = namespaces
             .iter()

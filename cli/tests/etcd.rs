@@ -866,3 +866,93 @@ fn at_the_smallest_ttl_a_blackholed_member_in_use_loses_no_holder() {
         stop_and_check_unique(holders);
     }
 }
+
+/// The leases the holders' node keys are bound to, by node id.
+fn leases_of(endpoint: &str, ns: &str) -> std::collections::BTreeMap<String, i64> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut client = etcd_client::Client::connect([endpoint], None)
+            .await
+            .unwrap();
+        let prefix = format!("flakeid/{ns}/nodes/");
+        let found = client
+            .get(
+                prefix.as_str(),
+                Some(etcd_client::GetOptions::new().with_prefix()),
+            )
+            .await
+            .unwrap();
+        found
+            .kvs()
+            .iter()
+            .map(|kv| (String::from_utf8_lossy(kv.key()).into_owned(), kv.lease()))
+            .collect()
+    })
+}
+
+/// A lease the cluster revokes under a live holder that kept it alive (what etcd 3.4 does
+/// when a leader resumes after a pause longer than the TTL: it revokes every lease it
+/// thinks expired, after it stepped down; seen here as "claim lost" in the stalled-member
+/// scenario), while nobody else takes the id, does not end the holder: its next renewal
+/// finds `nodes/N` gone and `reserved/N` as it wrote it, attaches the claim to a new lease,
+/// and it goes on minting. Here the revocation is made by a client of the test's own.
+#[test]
+fn a_lease_revoked_under_a_live_holder_is_attached_again() {
+    let _one = fleet::one_at_a_time();
+    let Some(server) = Etcd::start("revoked") else {
+        return;
+    };
+    let url = server.url();
+    let endpoint = format!("127.0.0.1:{}", server.client_port);
+    let args = [
+        "--nodes",
+        "0..4",
+        "--ttl",
+        "3s",
+        "--max-wait",
+        "10s",
+        "-n",
+        "100000000",
+        "--rate",
+        "100",
+    ];
+    let holders = fleet::holders(&url, "revoked", &args, 2);
+    let before = leases_of(&endpoint, "revoked");
+    assert_eq!(before.len(), 2, "{before:?}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut client = etcd_client::Client::connect([endpoint.as_str()], None)
+            .await
+            .unwrap();
+        for lease in before.values() {
+            client.lease_revoke(*lease).await.unwrap();
+        }
+    });
+    assert!(
+        leases_of(&endpoint, "revoked").is_empty(),
+        "the revocation left the node keys"
+    );
+    // Past the window: a holder that lost its claim would have stopped at its fence.
+    holders_keep_minting(&holders, Duration::from_secs(5), "leases revoked");
+    let after = leases_of(&endpoint, "revoked");
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>(),
+        "the holders hold the same ids again; they said {:?}",
+        holders
+            .iter()
+            .map(procs::Gen::lines_now)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        after.iter().all(|(key, lease)| before[key] != *lease),
+        "on new leases: {before:?} -> {after:?}"
+    );
+    stop_and_check_unique(holders);
+}

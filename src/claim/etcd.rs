@@ -65,7 +65,19 @@ pub struct EtcdStore {
     ttl: Duration,
     /// The bound on one attempt of a request.
     attempt: Duration,
+    /// The claims this store took, by token.
+    attached: Arc<std::sync::Mutex<HashMap<u64, Attached>>>,
     remote: Remote,
+}
+
+/// What the store knows of a claim it took: the lease its node key is bound to now (a new
+/// one after it attached again), the revision of `reserved/N` it wrote or read last, and
+/// the holder's name.
+#[derive(Debug, Clone)]
+struct Attached {
+    lease: i64,
+    revision: i64,
+    holder: String,
 }
 
 impl core::fmt::Debug for EtcdStore {
@@ -186,6 +198,7 @@ impl EtcdStore {
             clients,
             current,
             attempt,
+            attached: Arc::default(),
         })
     }
 
@@ -283,6 +296,7 @@ impl ClaimStore for EtcdStore {
         // reply was lost may have bound an id to it, which the next attempt then finds as
         // its own instead of leaving it to a lease nobody renews.
         let granted: Arc<std::sync::Mutex<Option<i64>>> = Arc::default();
+        let attached = Arc::clone(&self.attached);
         self.run(move |mut client| {
             let url = url.clone();
             let namespace = namespace.clone();
@@ -291,6 +305,7 @@ impl ClaimStore for EtcdStore {
             let nodes_prefix = nodes_prefix.clone();
             let keys = keys.clone();
             let granted = Arc::clone(&granted);
+            let attached = Arc::clone(&attached);
             async move {
                 let e = |e: etcd_client::Error| etcd_error(&url, e);
                 let known = *granted.lock().unwrap_or_else(|p| p.into_inner());
@@ -350,6 +365,7 @@ impl ClaimStore for EtcdStore {
                             gets(&resp).into_iter().flatten().next()
                         }
                     };
+                    let revision = stored.as_ref().map(KeyValue::mod_revision);
                     let not_before = match stored
                         .map(|kv| parse_reserved(kv.value(), &reserved_key))
                     {
@@ -365,6 +381,14 @@ impl ClaimStore for EtcdStore {
                             continue;
                         }
                     };
+                    attached.lock().unwrap_or_else(|p| p.into_inner()).insert(
+                        lease as u64,
+                        Attached {
+                            lease,
+                            revision: revision.unwrap_or(0),
+                            holder: instance.clone(),
+                        },
+                    );
                     return Ok(Ok(Claimed {
                         namespace,
                         node,

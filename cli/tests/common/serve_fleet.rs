@@ -131,7 +131,8 @@ struct Slot {
 
 /// Three servers on one store; clients spread requests over them for `seconds` while one
 /// server at a time is killed (`kill -9`), paused past its lease and resumed (it must find
-/// its claim lost and exit 3), stopped with SIGTERM (exit 0), and started again. Then: no
+/// its claim lost and exit 3, or, on a store that lets it, take its id again, nobody having
+/// taken it), stopped with SIGTERM (exit 0), and started again. Then: no
 /// ID was handed out twice, and for each node id every ID of an earlier holder lies below
 /// every ID of a later one.
 pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
@@ -219,7 +220,7 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
         | 1;
     eprintln!("chaos seed {seed}");
     let mut rng = Rng(seed);
-    let (mut kills, mut pauses, mut terms) = (0, 0, 0);
+    let (mut kills, mut pauses, mut terms, mut resumes) = (0, 0, 0, 0);
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(seconds) {
         std::thread::sleep(Duration::from_millis(500 + rng.below(1500)));
@@ -236,13 +237,41 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
                 old.signal("STOP");
                 std::thread::sleep(Duration::from_secs(ttl + 3));
                 old.signal("CONT");
+                pauses += 1;
+                // Its lease is gone; nobody could take its id (the pool is full): it
+                // either ends (exit 3, claim lost: ZooKeeper's session expired), or takes
+                // the id again, nobody having written its reservation since (etcd), and
+                // serves on.
+                let deadline = Instant::now() + Duration::from_secs(20);
+                let ready = super::service::client();
+                let resumed = loop {
+                    if old.exited() {
+                        break false;
+                    }
+                    let up = ready
+                        .get(old.url("/readyz"))
+                        .send()
+                        .is_ok_and(|r| r.status() == 200);
+                    if up {
+                        break true;
+                    }
+                    assert!(
+                        Instant::now() < deadline,
+                        "a paused server neither ended nor came back"
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                };
+                if resumed {
+                    resumes += 1;
+                    slots.lock().unwrap()[i].served = Some(old);
+                    continue;
+                }
                 let (status, lines) = old.wait(Duration::from_secs(20));
                 assert_eq!(
                     status.code(),
                     Some(3),
                     "a server paused past its lease did not exit 3: {lines:?}"
                 );
-                pauses += 1;
             }
             _ => {
                 old.signal("TERM");
@@ -268,7 +297,7 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
     let got = got.lock().unwrap();
     let total: usize = got.iter().map(|(_, ids)| ids.len()).sum();
     eprintln!(
-        "{seconds} s: {kills} kills, {pauses} pauses, {terms} SIGTERMs, {} holders, {total} IDs",
+        "{seconds} s: {kills} kills, {pauses} pauses ({resumes} came back), {terms} SIGTERMs, {} holders, {total} IDs",
         next_holder
     );
     assert!(total > 10_000, "too few IDs handed out: {total}");

@@ -106,6 +106,13 @@ impl Served {
         assert!(status.success(), "kill -{signal}");
     }
 
+    /// Whether the process has exited, without waiting.
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| c.try_wait().unwrap().is_some())
+    }
+
     /// Waits (at most `bound`) for the process to exit; its status, and the rest of its
     /// standard error.
     pub fn wait(&mut self, bound: Duration) -> (std::process::ExitStatus, Vec<String>) {

@@ -302,7 +302,8 @@ fn fence_leased<C: Clock, G: TickGate>(
 /// The store operations a claim costs: taking and releasing an id (a lock and two durable
 /// writes for `file:`), and one renewal (one durable write), three per window.
 fn claim_store(c: &mut Criterion) {
-    use flakeid::claim::{ClaimRequest, ClaimStore, FileStore, MemoryStore};
+    use flakeid::claim::store::ClaimRequest;
+    use flakeid::claim::{ClaimStore, FileStore, MemoryStore};
     let mut group = c.benchmark_group("claim_store");
     group.sample_size(20);
     let dir = std::env::temp_dir().join(format!("flakeid-bench-claims-{}", std::process::id()));

@@ -3,21 +3,20 @@
 //! between check and write, overlapping renewals, shards sharing a static id, a forgotten
 //! lease, a renewer that died, a restart that insisted on an unusable id.
 
-#[path = "common/conformance.rs"]
-mod conformance;
-
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use conformance::Backend;
+use flakeid::claim::store::{ClaimRequest, Claimed, Repaired};
 use flakeid::claim::{
-    ClaimError, ClaimGate, ClaimInfo, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims,
-    FileStore, MemoryStore, NamespaceInfo, NodeState, Repaired, StaticNode,
+    ClaimError, ClaimGate, ClaimInfo, ClaimState, ClaimStore, Claims, FileStore, MemoryStore,
+    NamespaceInfo, NodeState, StaticNode,
 };
 use flakeid::{Generator, Layout, ManualClock, MintError, ShardedGenerator};
+use flakeid_testkit as conformance;
+use flakeid_testkit::Backend;
 
 /// 2026-10-31T12:00:00Z.
 const T0_NS: u64 = 1_793_448_000_000_000_000;

@@ -586,7 +586,7 @@ fn the_file_store_is_owner_only_and_follows_no_planted_link() {
     let _ = std::fs::remove_dir_all(&root);
     let dir = root.join("store");
     let store = FileStore::open(&dir).unwrap();
-    let request = flakeid::claim::ClaimRequest {
+    let request = flakeid::claim::store::ClaimRequest {
         namespace: "orders",
         pool: 0..1,
         instance: "a",
@@ -609,7 +609,7 @@ fn the_file_store_is_owner_only_and_follows_no_planted_link() {
     std::os::unix::fs::symlink(&victim, dir.join("orders/node-1.state")).unwrap();
     std::os::unix::fs::symlink(&victim, dir.join("orders/node-2.lock")).unwrap();
     for node in [1, 2] {
-        let request = flakeid::claim::ClaimRequest {
+        let request = flakeid::claim::store::ClaimRequest {
             pool: node..node + 1,
             ..request.clone()
         };

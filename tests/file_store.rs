@@ -14,9 +14,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{
-    ClaimError, ClaimErrorKind, ClaimRequest, ClaimStore, Claims, FileStore, NodeState,
-};
+use flakeid::claim::store::ClaimRequest;
+use flakeid::claim::{ClaimError, ClaimErrorKind, ClaimStore, Claims, FileStore, NodeState};
 use flakeid::{Generator, Layout};
 
 /// The second user: `(uid, gid)`.

@@ -7,7 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{ClaimRequest, OpenOptions};
+use flakeid::claim::OpenOptions;
+use flakeid::claim::store::ClaimRequest;
+use flakeid::claim::store::{FromUrl, StoreUrl};
 
 fn summary(mut times: Vec<Duration>) -> String {
     times.sort_unstable();
@@ -26,7 +28,17 @@ fn main() {
     println!("| store | claim | renewal | release |");
     println!("|---|---|---|---|");
     for url in args {
-        let store = flakeid::claim::open_with(&url, &OpenOptions::default()).unwrap();
+        let parsed = StoreUrl::parse(&url).unwrap();
+        let options = OpenOptions::default();
+        let store: std::sync::Arc<dyn flakeid::claim::ClaimStore> = match parsed.scheme() {
+            "etcd" | "etcds" => {
+                std::sync::Arc::new(flakeid_etcd::EtcdStore::from_url(&parsed, &options).unwrap())
+            }
+            "zookeeper" => std::sync::Arc::new(
+                flakeid_zookeeper::ZooKeeperStore::from_url(&parsed, &options).unwrap(),
+            ),
+            _ => flakeid::claim::open_url(&parsed, &options).unwrap(),
+        };
         let request = ClaimRequest {
             namespace: "bench",
             pool: 0..1,

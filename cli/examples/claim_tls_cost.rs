@@ -11,7 +11,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{ClaimRequest, ClaimStore, OpenOptions};
+use flakeid::claim::store::ClaimRequest;
+use flakeid::claim::store::{FromUrl, StoreUrl};
+use flakeid::claim::{ClaimStore, OpenOptions};
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose, SanType,
@@ -93,8 +95,10 @@ fn etcd(dir: &Path, tls: bool) -> (Child, u16) {
 fn open(url: &str) -> std::sync::Arc<dyn ClaimStore> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        match flakeid::claim::open_with(url, &OpenOptions::default()) {
-            Ok(s) if s.list("probe").is_ok() => return s,
+        let store = StoreUrl::parse(url)
+            .and_then(|u| flakeid_etcd::EtcdStore::from_url(&u, &OpenOptions::default()));
+        match store {
+            Ok(s) if s.list("probe").is_ok() => return std::sync::Arc::new(s),
             other if Instant::now() > deadline => panic!("{url}: {:?}", other.err()),
             _ => std::thread::sleep(Duration::from_millis(100)),
         }

@@ -22,9 +22,9 @@ pub(crate) fn run(a: ClaimsArgs) -> CliResult<ExitCode> {
     if let Some(ns) = &a.store.namespace {
         claim::check_namespace(ns).map_err(|e| CliError::new(Some("--namespace"), e))?;
     }
-    crate::store_built_in(url)?;
+    crate::stores::built_in(url)?;
     let options = crate::generate::open_options(&a.store)?;
-    let store = claim::open_with(url, &options).map_err(|e| CliError::new(Some("--claim"), e))?;
+    let store = crate::stores::open(url, &options)?;
     let err = |e| CliError::new(Some("--claim"), e);
     if let Some(node) = a.repair {
         return repair(&*store, a.store.namespace(), node, a.window);
@@ -154,7 +154,7 @@ fn namespace_tables(url: &str, namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -
     for (ns, infos) in namespaces {
         let layout = match (
             &ns.layout,
-            ns.layout.as_deref().and_then(claim::layout_preset),
+            ns.layout.as_deref().and_then(claim::store::layout_preset),
         ) {
             (Some(record), Some(name)) => format!("layout {name} ({record})"),
             (Some(record), None) => format!("layout {record}"),
@@ -207,7 +207,7 @@ fn namespace_lines(namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -> String {
         let value = serde_json::json!({
             "namespace": ns.namespace,
             "layout": ns.layout,
-            "layout_name": ns.layout.as_deref().and_then(claim::layout_preset),
+            "layout_name": ns.layout.as_deref().and_then(claim::store::layout_preset),
             "problem": ns.problem,
             "held": held(infos),
             "nodes": infos.iter().map(|i| node_json(&ns.namespace, i)).collect::<Vec<_>>(),

@@ -42,7 +42,7 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
         Some(url) => {
             refuse_node_flags(&a.node)?;
             refuse_ttl_without_lease(url, &a.claim)?;
-            crate::store_built_in(url)?;
+            crate::stores::built_in(url)?;
             let claims = claims_of(url, &a.claim)?;
             let (store, shown) = (Arc::clone(claims.store()), claims.store().warnings().len());
             let built = builder.build_claimed(claims);
@@ -306,9 +306,8 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
     if let Some(ttl) = a.ttl {
         options = options.ttl(ttl);
     }
-    let mut claims = Claims::open_with(url, &options)
-        .map_err(|e| CliError::new(Some("--claim"), e))?
-        .namespace(a.store.namespace());
+    let mut claims =
+        Claims::with_store(crate::stores::open(url, &options)?).namespace(a.store.namespace());
     if let Some(pool) = &a.nodes {
         claims = claims.nodes(pool.clone());
     }

@@ -10,6 +10,7 @@ mod decode;
 mod generate;
 mod layout;
 mod serve;
+mod stores;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -169,23 +170,6 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
         }
         e => CliError::new(Some(node_flag(Field::Node, args)), e),
     })
-}
-
-/// Refuses a coordinator URL this build of the tool has no client for, saying how to build
-/// one (the library's message speaks of its own features, not of this package).
-pub(crate) fn store_built_in(url: &str) -> CliResult {
-    let scheme = url.split_once(':').map_or(url, |(s, _)| s);
-    let lacking = ((scheme == "etcd" || scheme == "etcds") && !cfg!(feature = "etcd"))
-        || (scheme == "zookeeper" && !cfg!(feature = "zookeeper"));
-    if !lacking {
-        return Ok(());
-    }
-    Err(CliError::new(
-        Some("--claim"),
-        format!(
-            "this flakeid was built without the {scheme} client (its default features were turned off): install it with `cargo install --path cli` (or `--features {scheme}` next to --no-default-features)"
-        ),
-    ))
 }
 
 pub(crate) fn io_err(e: io::Error) -> CliError {

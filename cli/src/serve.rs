@@ -32,7 +32,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     let nodes = match &a.claim.store.claim {
         Some(url) => {
             refuse_ttl_without_lease(url, &a.claim)?;
-            crate::store_built_in(url)?;
+            crate::stores::built_in(url)?;
             let claims = claims_of(url, &a.claim)?;
             let store = Arc::clone(claims.store());
             claim_store = Some((store.warnings().len(), store));

@@ -125,8 +125,7 @@ fn etcd_available(test: &str) -> bool {
 
 scenarios!(Etcd::start, "etcd");
 
-#[path = "../../tests/common/conformance.rs"]
-mod conformance;
+use flakeid_testkit as conformance;
 
 /// The store contract against the real etcd, through etcd's own client for the faults:
 /// a lease revoked under its holder, a reservation key overwritten with garbage.
@@ -146,12 +145,12 @@ impl EtcdBackend {
 
 impl conformance::Backend for EtcdBackend {
     fn handle(&self) -> std::sync::Arc<dyn flakeid::claim::ClaimStore> {
-        flakeid::claim::open(&self.url).unwrap()
+        fleet::open(&self.url).unwrap()
     }
     fn lose(
         &self,
         _: &std::sync::Arc<dyn flakeid::claim::ClaimStore>,
-        claimed: &flakeid::claim::Claimed,
+        claimed: &flakeid::claim::store::Claimed,
     ) {
         let mut client = self.client();
         self.runtime
@@ -294,7 +293,7 @@ fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
     }
     let unique: std::collections::HashSet<_> = all.iter().collect();
     assert_eq!(unique.len(), all.len(), "a duplicate ID");
-    let infos = flakeid::claim::open(&url).unwrap().list("cluster").unwrap();
+    let infos = fleet::open(&url).unwrap().list("cluster").unwrap();
     assert!(
         infos
             .iter()
@@ -316,10 +315,10 @@ fn a_claim_whose_reply_was_lost_finds_its_id_again() {
         return;
     };
     let proxy = proxy::Proxy::start(server.client_port);
-    let through = flakeid::claim::open(&format!("etcd://127.0.0.1:{}", proxy.port)).unwrap();
+    let through = fleet::open(&format!("etcd://127.0.0.1:{}", proxy.port)).unwrap();
     proxy.cut_after_request_containing(b"cut-me");
     let claimed = through
-        .claim(&flakeid::claim::ClaimRequest {
+        .claim(&flakeid::claim::store::ClaimRequest {
             namespace: "lost-claim",
             pool: 0..2,
             instance: "cut-me",
@@ -327,7 +326,7 @@ fn a_claim_whose_reply_was_lost_finds_its_id_again() {
         .unwrap();
     assert_eq!(proxy.cuts(), 1, "the claim's transaction was not cut");
     assert_eq!(claimed.node, 0);
-    let direct = flakeid::claim::open(&server.url()).unwrap();
+    let direct = fleet::open(&server.url()).unwrap();
     let held: Vec<u64> = direct
         .list("lost-claim")
         .unwrap()
@@ -475,13 +474,14 @@ mod over_tls {
 /// own refusal; the token refreshed after etcd expired it.
 #[test]
 fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
-    use flakeid::claim::{ClaimErrorKind, ClaimRequest, OpenOptions, Secret};
+    use flakeid::claim::store::ClaimRequest;
+    use flakeid::claim::{ClaimErrorKind, OpenOptions, Secret};
     let _one = fleet::one_at_a_time();
     let Some(server) = SecuredEtcd::start("refusals") else {
         return;
     };
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
-    let store = flakeid::claim::open_with(&server.url(), &options).unwrap();
+    let store = fleet::open_with(&server.url(), &options).unwrap();
     let request = ClaimRequest {
         namespace: "secured",
         pool: 0..4,
@@ -554,7 +554,7 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
     ];
     for (what, url, says) in cases {
         let started = std::time::Instant::now();
-        let err = flakeid::claim::open_with(&url, &options)
+        let err = fleet::open_with(&url, &options)
             .and_then(|s| s.claim(&request))
             .err()
             .unwrap_or_else(|| panic!("{what}: the claim was taken"));
@@ -585,7 +585,7 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
     // The password from the options instead of a file.
     let url = format!("{}&user=flakeid", server.tls_url());
     let with = options.clone().password(Secret::new(ETCD_PASSWORD));
-    let store = flakeid::claim::open_with(&url, &with).unwrap();
+    let store = fleet::open_with(&url, &with).unwrap();
     let claimed = store.claim(&request).unwrap();
     store.release(&claimed, 1).unwrap();
     assert!(!format!("{store:?} {with:?}").contains(ETCD_PASSWORD));

@@ -112,8 +112,7 @@ const SUPER_DIGEST: &str = "super:D/InIHSb7yEEbrWz8b9l71RjZJU=";
 
 scenarios!(ZooKeeper::start, "zookeeper");
 
-#[path = "../../tests/common/conformance.rs"]
-mod conformance;
+use flakeid_testkit as conformance;
 
 /// The store contract against the real ZooKeeper, through a client of the test's own for
 /// the faults: a holder's ephemeral node deleted, a reservation overwritten with garbage.
@@ -143,12 +142,12 @@ impl ZkBackend {
 
 impl conformance::Backend for ZkBackend {
     fn handle(&self) -> std::sync::Arc<dyn flakeid::claim::ClaimStore> {
-        flakeid::claim::open(&self.url).unwrap()
+        fleet::open(&self.url).unwrap()
     }
     fn lose(
         &self,
         _: &std::sync::Arc<dyn flakeid::claim::ClaimStore>,
-        claimed: &flakeid::claim::Claimed,
+        claimed: &flakeid::claim::store::Claimed,
     ) {
         let path = format!("/flakeid/{}/nodes/{}", claimed.namespace, claimed.node);
         self.runtime
@@ -189,7 +188,8 @@ fn the_zookeeper_store_keeps_the_contract() {
 #[path = "common/proxy.rs"]
 mod proxy;
 
-use flakeid::claim::{ClaimRequest, Claims, OpenOptions};
+use flakeid::claim::store::ClaimRequest;
+use flakeid::claim::{Claims, OpenOptions};
 
 /// 2027-01-15T08:00:00Z.
 const T: u64 = 1_800_000_000_000_000_000;
@@ -206,7 +206,7 @@ fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
     };
     let proxy = proxy::Proxy::start(zk.port);
     let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
-    let store = flakeid::claim::open_with(&url, &OpenOptions::default()).unwrap();
+    let store = fleet::open_with(&url, &OpenOptions::default()).unwrap();
     let request = ClaimRequest {
         namespace: "lost",
         pool: 0..1,
@@ -243,7 +243,7 @@ fn a_store_whose_session_expired_claims_again_in_a_new_session() {
     let proxy = proxy::Proxy::start(zk.port);
     let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
     let options = OpenOptions::default().ttl(Duration::from_secs(2));
-    let store = flakeid::claim::open_with(&url, &options).unwrap();
+    let store = fleet::open_with(&url, &options).unwrap();
     let claims = || {
         Claims::with_store(store.clone())
             .namespace("expiry")
@@ -281,7 +281,7 @@ fn dropping_the_store_closes_its_session_and_frees_its_ids() {
     };
     let url = zk.url();
     let options = OpenOptions::default().ttl(Duration::from_secs(20));
-    let store = flakeid::claim::open_with(&url, &options).unwrap();
+    let store = fleet::open_with(&url, &options).unwrap();
     let claimed = store
         .claim(&ClaimRequest {
             namespace: "close",
@@ -291,7 +291,7 @@ fn dropping_the_store_closes_its_session_and_frees_its_ids() {
         .unwrap();
     assert_eq!(claimed.node, 0);
     drop(store);
-    let other = flakeid::claim::open(&url).unwrap();
+    let other = fleet::open(&url).unwrap();
     let listed = other.list("close").unwrap();
     assert_ne!(
         listed[0].state,
@@ -324,7 +324,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
         password_file.display()
     );
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
-    let holder = flakeid::claim::open_with(&url, &options).unwrap();
+    let holder = fleet::open_with(&url, &options).unwrap();
     assert!(holder.warnings().is_empty(), "{:?}", holder.warnings());
     let request = ClaimRequest {
         namespace: "digest",
@@ -373,7 +373,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
     );
     for round in ["held", "released"] {
         for other_url in [zk.url(), wrong.clone()] {
-            let other = flakeid::claim::open_with(&other_url, &options).unwrap();
+            let other = fleet::open_with(&other_url, &options).unwrap();
             let err = other.claim(&request).unwrap_err();
             assert_eq!(err.kind(), ClaimErrorKind::Access, "{round}: {err}");
             let text = format!("{err} {err:?}");
@@ -384,7 +384,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
             holder.release(&claimed, T + 1).unwrap();
         }
     }
-    let unauthenticated = flakeid::claim::open(&zk.url()).unwrap();
+    let unauthenticated = fleet::open(&zk.url()).unwrap();
     assert!(
         unauthenticated.warnings()[0].contains("without a user"),
         "{:?}",
@@ -398,7 +398,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
 
     // read=creator: others cannot even read.
     let closed = format!("{url}&read=creator");
-    let hidden = flakeid::claim::open_with(&closed, &options).unwrap();
+    let hidden = fleet::open_with(&closed, &options).unwrap();
     let c = hidden
         .claim(&ClaimRequest {
             namespace: "hidden",
@@ -437,7 +437,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
         zk.port,
         wrong_file.display()
     );
-    let other = flakeid::claim::open_with(&tenant, &options).unwrap();
+    let other = fleet::open_with(&tenant, &options).unwrap();
     let theirs = other.claim(&request).unwrap();
     assert_eq!(theirs.node, 0);
     assert_eq!(
@@ -446,7 +446,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
     );
     other.release(&theirs, T).unwrap();
     let missing = format!("zookeeper://127.0.0.1:{}/no-such-root", zk.port);
-    let err = flakeid::claim::open_with(&missing, &options)
+    let err = fleet::open_with(&missing, &options)
         .and_then(|s| s.claim(&request))
         .unwrap_err();
     assert!(err.to_string().contains("chroot"), "{err}");
@@ -615,7 +615,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
     // Before the user: the fleet ran without one (`migrate`), and a squatter made `squat`'s
     // parents open before the first claim.
-    let open_store = flakeid::claim::open_with(&zk.url(), &options).unwrap();
+    let open_store = fleet::open_with(&zk.url(), &options).unwrap();
     let c = open_store
         .claim(&ClaimRequest {
             namespace: "migrate",
@@ -642,7 +642,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
     let mallory_url = user_url(&zk, "mallory", "");
     let layout = flakeid::Layout::snowflake();
     for (ns, first_not_before) in [("migrate", past), ("squat", 0)] {
-        let alice = flakeid::claim::open_with(&alice_url, &options).unwrap();
+        let alice = fleet::open_with(&alice_url, &options).unwrap();
         let generator = flakeid::Generator::builder(layout)
             .build_claimed(
                 Claims::with_store(alice.clone())
@@ -670,7 +670,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
             attacks_fail(&runtime, &other, ns, 0);
         }
         for url in [zk.url(), mallory_url.clone()] {
-            let other = flakeid::claim::open_with(&url, &options).unwrap();
+            let other = fleet::open_with(&url, &options).unwrap();
             let refused = flakeid::Generator::builder(layout).build_claimed(
                 Claims::with_store(other)
                     .namespace(ns)
@@ -696,8 +696,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
         );
     }
     // read=creator: the open znodes of `migrate` are closed to readers too.
-    let hidden =
-        flakeid::claim::open_with(&user_url(&zk, "alice", "&read=creator"), &options).unwrap();
+    let hidden = fleet::open_with(&user_url(&zk, "alice", "&read=creator"), &options).unwrap();
     let c = hidden
         .claim(&ClaimRequest {
             namespace: "migrate",
@@ -759,7 +758,7 @@ fn an_open_parent_that_cannot_be_repaired_refuses_the_claim_with_the_fix() {
     });
     let alice_url = user_url(&zk, "alice", "");
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
-    let alice = flakeid::claim::open_with(&alice_url, &options).unwrap();
+    let alice = fleet::open_with(&alice_url, &options).unwrap();
     let request = ClaimRequest {
         namespace: "held",
         pool: 0..2,

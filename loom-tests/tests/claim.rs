@@ -6,10 +6,8 @@
 
 use std::time::Duration;
 
-use flakeid::claim::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, ClaimedGenerator, Claims,
-    NamespaceInfo, Repaired,
-};
+use flakeid::claim::store::{ClaimRequest, Claimed, Repaired};
+use flakeid::claim::{ClaimError, ClaimInfo, ClaimStore, ClaimedGenerator, Claims, NamespaceInfo};
 use flakeid::{Generator, ManualClock, MintError};
 use flakeid_loom_tests::{model, must_fail, tiny};
 use loom::sync::{Arc, Mutex};

@@ -5,10 +5,10 @@
 use core::fmt;
 use std::path::{Path, PathBuf};
 use std::string::String;
-#[cfg(feature = "etcd")]
 use std::vec::Vec;
 
 use super::ClaimError;
+use super::store::StoreUrl;
 
 /// A password: read from a file or the environment, never printed. Its `Debug` says
 /// `Secret(<redacted>)`; it has no `Display`.
@@ -91,27 +91,15 @@ pub struct Access {
     pub read: ReadAccess,
 }
 
-#[cfg(any(feature = "etcd", feature = "zookeeper"))]
 impl Access {
-    /// Reads `ca`, `cert`, `key`, `user`, `password-file` and `read` from a URL's query
-    /// (`a=1&b=2`, no escapes), over what `self` holds. A `password=` is refused: a
-    /// password in a URL ends up in shell history, process lists and logs.
-    pub(crate) fn with_query(mut self, url: &str, query: &str) -> Result<Access, ClaimError> {
-        let bad = |reason: String| ClaimError::BadUrl {
-            url: redact(url),
-            reason,
-        };
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (name, value) = pair
-                .split_once('=')
-                .filter(|(_, v)| !v.is_empty())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "{:?} in the query is not NAME=VALUE",
-                        name_of(pair)
-                    ))
-                })?;
-            match name {
+    /// Reads `ca`, `cert`, `key`, `user`, `password-file` and `read` from a URL's query,
+    /// over what `self` holds. A `password=` is refused: a password in a URL ends up in
+    /// shell history, process lists and logs.
+    pub(crate) fn with_url(mut self, url: &StoreUrl) -> Result<Access, ClaimError> {
+        let bad = |reason: String| url.bad(reason);
+        for (name, value) in url.query() {
+            let value = value.as_str();
+            match name.as_str() {
                 "ca" => self.ca = Some(value.into()),
                 "cert" => self.cert = Some(value.into()),
                 "key" => self.key = Some(value.into()),
@@ -163,31 +151,15 @@ impl Access {
     }
 }
 
-#[cfg(any(feature = "etcd", feature = "zookeeper"))]
-/// The parameter's name, for a message (never its value, which may be a secret).
-fn name_of(pair: &str) -> &str {
-    pair.split_once('=').map_or(pair, |(n, _)| n)
-}
-
-/// A URL as messages show it: without its query (file paths and a user name, and, were
-/// one given against the advice, a password).
-pub(crate) fn redact(url: &str) -> String {
-    match url.split_once('?') {
-        Some((base, _)) => format!("{base}?…"),
-        None => url.into(),
-    }
-}
-
-#[cfg(feature = "etcd")]
 /// Reads a PEM file for the TLS setup, naming it and its role in an error.
-pub(crate) fn read_pem(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
+pub fn read_pem(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
     std::fs::read(path).map_err(|e| ClaimError::Io {
         path: path.display().to_string(),
         reason: format!("cannot read the {role}: {e}"),
     })
 }
 
-#[cfg(all(test, any(feature = "etcd", feature = "zookeeper")))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -205,16 +177,14 @@ mod tests {
 
     #[test]
     fn the_query_is_read_and_a_password_in_it_refused() {
+        let url = |q: &str| StoreUrl::parse(&format!("etcd://h:1?{q}"));
         let a = Access::default()
-            .with_query("etcd://h:1?ca=/c", "ca=/c&cert=/x&key=/y")
+            .with_url(&url("ca=/c&cert=/x&key=/y").unwrap())
             .unwrap();
         assert!(a.tls);
         assert_eq!(a.key.as_deref(), Some(Path::new("/y")));
         let e = Access::default()
-            .with_query(
-                "etcd://h:1?user=u&password=hunter2",
-                "user=u&password=hunter2",
-            )
+            .with_url(&url("user=u&password=hunter2").unwrap())
             .unwrap_err();
         let text = format!("{e} {e:?}");
         assert!(text.contains("never goes in the URL"), "{text}");
@@ -224,10 +194,9 @@ mod tests {
             ("user=u", "without a password"),
             ("read=all", "read=open or read=creator"),
             ("cat=1", "unknown query parameter"),
-            ("ca", "NAME=VALUE"),
         ] {
             let e = Access::default()
-                .with_query("u", q)
+                .with_url(&url(q).unwrap())
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(says), "{q}: {e}");

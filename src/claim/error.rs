@@ -382,7 +382,7 @@ impl fmt::Display for ClaimError {
 
 /// A layout record as people know it: with the preset's name when it is one.
 fn named(record: &str) -> String {
-    match super::layout_preset(record) {
+    match super::store::layout_preset(record) {
         Some(name) => format!("{name} ({record})"),
         None => String::from(record),
     }

@@ -10,10 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, NodeState, Repaired,
-    check_namespace,
-};
+use super::store::{ClaimRequest, Claimed, Repaired};
+use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState, check_namespace};
 mod dir;
 mod records;
 mod state;

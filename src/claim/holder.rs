@@ -6,10 +6,9 @@ use std::string::String;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use super::store::{ClaimRequest, Claimed};
 use super::take::{Settings, claim_usable, settings};
-use super::{
-    ClaimError, ClaimRequest, ClaimState, ClaimStore, Claimed, Claims, Fence, default_instance,
-};
+use super::{ClaimError, ClaimState, ClaimStore, Claims, Fence, default_instance};
 use crate::clock::Clock;
 use crate::layout::Layout;
 mod renewal;
@@ -183,7 +182,7 @@ impl Holder {
             &*store,
             &request,
             count,
-            &super::layout_record(layout),
+            &super::store::layout_record(layout),
             &clock,
             max_wait,
             settings.pool_wait,

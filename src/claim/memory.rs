@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, NodeState, Repaired,
-};
+use super::store::{ClaimRequest, Claimed, Repaired};
+use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState};
 use crate::clock::{Clock, SystemClock};
 
 #[derive(Debug)]
@@ -291,7 +290,7 @@ impl ClaimStore for MemoryStore {
             .layouts
             .entry(namespace.into())
             .or_insert_with(|| layout.into());
-        super::same_layout(namespace, recorded, layout)
+        super::store::same_layout(namespace, recorded, layout)
     }
 
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {

@@ -4,16 +4,10 @@
 use core::time::Duration;
 use std::string::String;
 use std::sync::Arc;
-#[cfg(any(feature = "etcd", feature = "zookeeper"))]
-use std::vec::Vec;
 
-#[cfg(feature = "etcd")]
-use super::EtcdStore;
 #[cfg(unix)]
 use super::FileStore;
-#[cfg(feature = "zookeeper")]
-use super::ZooKeeperStore;
-use super::access::redact;
+use super::store::{FromUrl, StoreUrl};
 use super::{Access, ClaimError, ClaimStore, MemoryStore, Secret, StaticNode, static_node};
 
 /// The store a URL names:
@@ -26,16 +20,11 @@ use super::{Access, ClaimError, ClaimStore, MemoryStore, Secret, StaticNode, sta
 /// | `static:N` | [`StaticNode`]: node id N, no fence |
 /// | `static:pod` or `static:pod+K` | [`StaticNode::from_pod_name`]: the ordinal of a StatefulSet pod (`$POD_NAME`, else `$HOSTNAME`, else the host name), plus K |
 ///
-/// | `etcd://HOST:PORT[,HOST:PORT...][?QUERY]` | [`EtcdStore`] (feature `etcd`): leases of [`OpenOptions::ttl`] |
-/// | `etcds://HOST:PORT[,HOST:PORT...][?QUERY]` | the same over TLS |
-/// | `zookeeper://HOST:PORT[,HOST:PORT...][/CHROOT][?QUERY]` | [`ZooKeeperStore`] (feature `zookeeper`): sessions of [`OpenOptions::ttl`], under the chroot if given |
-///
-/// The query says how the store authenticates ([`Access`]): for example
-/// `etcds://10.0.0.5:2379?ca=/etc/flakeid/ca.pem&cert=/etc/flakeid/client.pem&key=/etc/flakeid/client-key.pem&user=flakeid&password-file=/run/secrets/etcd`
-/// or `zookeeper://10.0.0.7:2181?user=flakeid&password-file=/run/secrets/zk`.
-///
-/// In a build without the `etcd` or `zookeeper` feature, its URL is refused with a message
-/// that says which feature to build with.
+/// The coordinators are stores of their own crates, which open from the same [`StoreUrl`]
+/// ([`FromUrl`]): `etcd://` and `etcds://` in `flakeid-etcd`, `zookeeper://` in
+/// `flakeid-zookeeper`; the `flakeid` tool opens all of them. Here their URLs are refused
+/// with a message naming the crate. A network store's query says how it authenticates
+/// ([`Access`]).
 pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     open_with(url, &OpenOptions::default())
 }
@@ -85,137 +74,77 @@ impl OpenOptions {
 
 /// [`open`] with the TTL and timeout of a network store.
 pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
-    let bad = |reason: &str| ClaimError::BadUrl {
-        url: redact(url),
-        reason: reason.into(),
-    };
-    let (scheme, rest) = url
-        .split_once(':')
-        .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N or static:pod"))?;
-    match scheme {
+    open_url(&StoreUrl::parse(url)?, options)
+}
+
+/// [`open_with`] of a URL already read: the stores of this crate by scheme. A composition
+/// root with more stores (the `flakeid` tool: `flakeid-etcd`, `flakeid-zookeeper`) matches
+/// its own schemes first and hands the rest to this.
+pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
+    match url.scheme() {
         #[cfg(not(unix))]
-        "file" => Err(bad(
+        "file" => Err(url.bad(
             "the file store is built for Unix (openat, flock, owner checks): on this system use a coordinator, memory: or static:",
         )),
         #[cfg(unix)]
-        "file" => {
-            let path = rest.strip_prefix("//").unwrap_or(rest);
-            let (path, share) = match path.rsplit_once("?share=") {
-                Some((path, share)) => (path, Some(share)),
-                None => (path, None),
-            };
-            if path.is_empty() {
-                return Err(bad("file: needs a directory, as in file:/var/lib/flakeid"));
-            }
-            let store = FileStore::open(path)?;
-            match share {
-                None | Some("owner") => Ok(Arc::new(store)),
-                Some("group") => Ok(Arc::new(store.shared_with_group())),
-                Some(_) => Err(bad(
-                    "share= takes owner (the default: 0600 files, 0700 directories) or group (0660, 0770)",
-                )),
-            }
-        }
-        "memory" if rest.is_empty() || rest == "//" => Ok(Arc::new(MemoryStore::with_clock(
-            options.ttl,
-            crate::clock::SystemClock,
-        ))),
-        "memory" => Err(bad("memory: takes nothing after the colon")),
-        "static" => Ok(Arc::new(StaticNode::from_url_rest(rest).map_err(
-            |e| match e {
-                ClaimError::BadUrl { reason, .. } => bad(&reason),
-                e => e,
-            },
-        )?)),
-        #[cfg(feature = "etcd")]
-        "etcd" | "etcds" => {
-            let (rest, mut options) = query(url, rest, options)?;
-            options.access.tls |= scheme == "etcds";
-            let endpoints = host_ports(rest, "etcd://127.0.0.1:2379").map_err(|r| bad(&r))?;
-            if options.ttl < Duration::from_secs(1) {
-                return Err(bad("the lease TTL is at least 1s"));
-            }
-            Ok(Arc::new(EtcdStore::connect_with(&endpoints, &options)?))
-        }
-        #[cfg(not(feature = "etcd"))]
-        "etcd" | "etcds" => Err(bad(
-            "this build has no etcd store: build flakeid with --features etcd",
+        "file" => Ok(Arc::new(FileStore::from_url(url, options)?)),
+        "memory" => Ok(Arc::new(MemoryStore::from_url(url, options)?)),
+        "static" => Ok(Arc::new(StaticNode::from_url(url, options)?)),
+        "etcd" | "etcds" => Err(url.bad(
+            "etcd's store is the flakeid-etcd crate: open it with flakeid_etcd::EtcdStore::from_url (the flakeid tool does)",
         )),
-        #[cfg(feature = "zookeeper")]
-        "zookeeper" => {
-            let (rest, options) = query(url, rest, options)?;
-            if options.access.tls {
-                return Err(bad(
-                    "ca=, cert= and key= are etcd's: this version reaches ZooKeeper without TLS (authenticate with user= and password-file=, and reach the ensemble over a private network)",
-                ));
-            }
-            // A chroot after the hosts (`zookeeper://a:2181,b:2181/apps/ids`): every znode
-            // lives under it, which must exist.
-            let (rest, chroot) = match rest
-                .strip_prefix("//")
-                .and_then(|l| l.find('/').map(|i| i + 2))
-            {
-                Some(i) if i + 1 < rest.len() => rest.split_at(i),
-                _ => (rest, ""),
-            };
-            if chroot.ends_with('/') || chroot.contains("//") {
-                return Err(bad(
-                    "a chroot is /PATH after the hosts, as zookeeper://10.0.0.7:2181/apps/ids, without a trailing or double slash",
-                ));
-            }
-            let hosts = host_ports(rest, "zookeeper://127.0.0.1:2181")
-                .map_err(|r| bad(&r))?
-                .join(",")
-                + chroot;
-            Ok(Arc::new(ZooKeeperStore::connect_with(&hosts, &options)?))
-        }
-        #[cfg(not(feature = "zookeeper"))]
-        "zookeeper" => Err(bad(
-            "this build has no ZooKeeper store: build flakeid with --features zookeeper",
+        "zookeeper" => Err(url.bad(
+            "ZooKeeper's store is the flakeid-zookeeper crate: open it with flakeid_zookeeper::ZooKeeperStore::from_url (the flakeid tool does)",
         )),
-        _ => Err(bad(
+        _ => Err(url.bad(
             "unknown scheme: give file:DIR, memory:, static:N or static:pod",
         )),
     }
 }
 
-/// A network store's URL rest split at its query: the hosts part, and `options` with the
-/// query's access read over theirs.
-#[cfg(any(feature = "etcd", feature = "zookeeper"))]
-fn query<'a>(
-    url: &str,
-    rest: &'a str,
-    options: &OpenOptions,
-) -> Result<(&'a str, OpenOptions), ClaimError> {
-    let (hosts, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let access = options.access.clone().with_query(url, query)?;
-    Ok((
-        hosts,
-        OpenOptions {
-            access,
-            ..options.clone()
-        },
-    ))
+#[cfg(unix)]
+impl FromUrl for FileStore {
+    /// `file:DIR` (or `file://DIR`), `?share=owner` (the default) or `?share=group`.
+    fn from_url(url: &StoreUrl, _: &OpenOptions) -> Result<FileStore, ClaimError> {
+        url.only(&["share"])?;
+        let path = url.location();
+        if path.is_empty() {
+            return Err(url.bad("file: needs a directory, as in file:/var/lib/flakeid"));
+        }
+        let store = FileStore::open(&path)?;
+        match url.get("share") {
+            None | Some("owner") => Ok(store),
+            Some("group") => Ok(store.shared_with_group()),
+            Some(_) => Err(url.bad(
+                "share= takes owner (the default: 0600 files, 0700 directories) or group (0660, 0770)",
+            )),
+        }
+    }
 }
 
-/// What follows `etcd:` or `zookeeper:`: `//HOST:PORT[,HOST:PORT...]`, as a list; or why
-/// not, with `example`.
-#[cfg(any(feature = "etcd", feature = "zookeeper"))]
-fn host_ports(rest: &str, example: &str) -> Result<Vec<String>, String> {
-    let bad = || format!("give //HOST:PORT[,HOST:PORT...], each endpoint HOST:PORT, as {example}");
-    let list = rest
-        .strip_prefix("//")
-        .ok_or_else(bad)?
-        .trim_end_matches('/');
-    let endpoints: Vec<String> = list.split(',').map(str::to_string).collect();
-    let valid = |e: &String| {
-        e.rsplit_once(':')
-            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
-    };
-    if list.is_empty() || !endpoints.iter().all(valid) {
-        return Err(bad());
+impl FromUrl for MemoryStore {
+    /// `memory:`: a new store, leases of [`OpenOptions::ttl`] on the system clock.
+    fn from_url(url: &StoreUrl, options: &OpenOptions) -> Result<MemoryStore, ClaimError> {
+        url.only(&[])?;
+        if !url.location().is_empty() {
+            return Err(url.bad("memory: takes nothing after the colon"));
+        }
+        Ok(MemoryStore::with_clock(
+            options.ttl,
+            crate::clock::SystemClock,
+        ))
     }
-    Ok(endpoints)
+}
+
+impl FromUrl for StaticNode {
+    /// `static:N`, `static:pod`, `static:pod+K`.
+    fn from_url(url: &StoreUrl, _: &OpenOptions) -> Result<StaticNode, ClaimError> {
+        url.only(&[])?;
+        StaticNode::from_url_rest(&url.location()).map_err(|e| match e {
+            ClaimError::BadUrl { reason, .. } => url.bad(reason),
+            e => e,
+        })
+    }
 }
 
 /// Checks a namespace: 1 to 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..` (it names a

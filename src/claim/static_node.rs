@@ -6,9 +6,8 @@ use std::string::String;
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, NodeState, Repaired,
-};
+use super::store::{ClaimRequest, Claimed, Repaired};
+use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState};
 
 /// A node id the orchestrator guarantees unique: given outright (`static:N`), or the
 /// ordinal of a Kubernetes StatefulSet pod (`static:pod`, `static:pod+K`; pod `web-3` is

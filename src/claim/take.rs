@@ -6,10 +6,8 @@ use core::time::Duration;
 use std::vec::Vec;
 
 use super::holder::RenewClock;
-use super::{
-    ClaimError, ClaimRequest, ClaimStore, Claimed, Claims, MAX_WINDOW, MIN_RENEW_EVERY,
-    check_namespace,
-};
+use super::store::{ClaimRequest, Claimed};
+use super::{ClaimError, ClaimStore, Claims, MAX_WINDOW, MIN_RENEW_EVERY, check_namespace};
 use crate::layout::Layout;
 
 /// A claim's settings, checked against the layout and the store.

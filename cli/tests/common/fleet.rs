@@ -12,6 +12,30 @@ use super::procs::{Gen, spawn};
 use flakeid::claim::{ClaimError, Claims, OpenOptions};
 use flakeid::{Clock, Generator, Layout, ManualClock, SystemClock};
 
+/// The store a URL names, as the tool maps it: `etcd://` to flakeid-etcd, `zookeeper://` to
+/// flakeid-zookeeper, the rest to the library's own.
+pub fn open_with(
+    url: &str,
+    options: &OpenOptions,
+) -> Result<std::sync::Arc<dyn flakeid::claim::ClaimStore>, ClaimError> {
+    use flakeid::claim::store::{FromUrl, StoreUrl};
+    let parsed = StoreUrl::parse(url)?;
+    match parsed.scheme() {
+        "etcd" | "etcds" => Ok(std::sync::Arc::new(flakeid_etcd::EtcdStore::from_url(
+            &parsed, options,
+        )?)),
+        "zookeeper" => Ok(std::sync::Arc::new(
+            flakeid_zookeeper::ZooKeeperStore::from_url(&parsed, options)?,
+        )),
+        _ => flakeid::claim::open_url(&parsed, options),
+    }
+}
+
+/// [`open_with`] with the default options.
+pub fn open(url: &str) -> Result<std::sync::Arc<dyn flakeid::claim::ClaimStore>, ClaimError> {
+    open_with(url, &OpenOptions::default())
+}
+
 /// A coordinator the test runs: its URL, and stopping and starting it again on the same
 /// address and data.
 pub trait Server {
@@ -111,9 +135,7 @@ pub fn wait_until_answers(url: &str, port: u16, bound: Duration, log: &std::path
             Duration::from_millis(200),
         )
         .is_ok()
-            && flakeid::claim::open(url)
-                .and_then(|s| s.list("probe"))
-                .is_ok();
+            && open(url).and_then(|s| s.list("probe")).is_ok();
         if up {
             return;
         }
@@ -525,7 +547,7 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(server: 
     a.wait_for_ids(20);
     let ids_a = a.kill();
     let options = OpenOptions::default().ttl(Duration::from_secs(1));
-    let store = flakeid::claim::open_with(&url, &options).unwrap();
+    let store = open_with(&url, &options).unwrap();
     let reserved = store.list("behind").unwrap()[0].reserved_until_unix_ns;
     let claims = || {
         Claims::with_store(store.clone())

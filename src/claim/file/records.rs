@@ -35,7 +35,7 @@ impl FileStore {
         match ns.read(LAYOUT_FILE, &trust)? {
             Some(bytes) => {
                 let recorded = parse_layout(&bytes, &path)?;
-                super::super::same_layout(namespace, &recorded, layout)
+                crate::claim::store::same_layout(namespace, &recorded, layout)
             }
             None => ns.replace(
                 LAYOUT_FILE,

@@ -1,82 +1,24 @@
-//! What the network stores share: a runtime of their own, and calls to it that are bounded
-//! by a timeout and work from any thread (also one inside another runtime).
+//! The text of a reservation on a coordinator (`RESERVED_UNIX_NS STATE HOLDER`), a node
+//! id's listing built from what a coordinator stores for it, and the error of a store that
+//! could not be reached.
 
-use core::future::Future;
-use core::time::Duration;
 use std::string::String;
+use std::string::ToString;
 
-use super::{ClaimError, ClaimInfo, NodeState};
+use crate::claim::{ClaimError, ClaimInfo, NodeState};
 
 /// The store could not be reached: `reason`, for the store at `url`.
-pub(crate) fn unreachable(url: &str, reason: impl core::fmt::Display) -> ClaimError {
+pub fn unreachable(url: &str, reason: impl core::fmt::Display) -> ClaimError {
     ClaimError::Unreachable {
         store: url.into(),
         reason: reason.to_string(),
     }
 }
 
-/// A network store's runtime (one worker thread) and its bounds.
-pub(crate) struct Remote {
-    pub(crate) url: String,
-    pub(crate) timeout: Duration,
-    /// `None` only in the drop.
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Remote {
-    pub(crate) fn new(url: String, timeout: Duration, thread: &str) -> Result<Remote, ClaimError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name(thread)
-            .enable_all()
-            .build()
-            .map_err(|e| unreachable(&url, e))?;
-        Ok(Remote {
-            url,
-            timeout,
-            runtime: Some(runtime),
-        })
-    }
-
-    /// Runs `fut` on the store's runtime, bounded by the timeout.
-    pub(crate) fn run<T, F>(&self, fut: F) -> Result<T, ClaimError>
-    where
-        T: Send + 'static,
-        F: Future<Output = Result<T, ClaimError>> + Send + 'static,
-    {
-        self.run_within(self.timeout, fut)
-    }
-
-    /// [`Remote::run`] bounded by `bound` (at most the timeout).
-    pub(crate) fn run_within<T, F>(&self, bound: Duration, fut: F) -> Result<T, ClaimError>
-    where
-        T: Send + 'static,
-        F: Future<Output = Result<T, ClaimError>> + Send + 'static,
-    {
-        let (timeout, url) = (bound.min(self.timeout), self.url.clone());
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let Some(runtime) = &self.runtime else {
-            return Err(unreachable(&self.url, "the client's runtime stopped"));
-        };
-        runtime.spawn(async move {
-            let result = match tokio::time::timeout(timeout, fut).await {
-                Ok(r) => r,
-                Err(_) => Err(unreachable(&url, format!("no answer within {timeout:?}"))),
-            };
-            let _ = tx.send(result);
-        });
-        rx.recv()
-            .unwrap_or_else(|_| Err(unreachable(&self.url, "the client's runtime stopped")))
-    }
-}
-
 /// A stored reservation, `RESERVED_UNIX_NS STATE HOLDER` (`held` or `released`; a bare
 /// number is read too): the reservation, whether it was released, the holder. Anything
 /// else is [`ClaimError::Corrupt`] naming `key`: never read as 0.
-pub(crate) fn parse_reserved(
-    value: &[u8],
-    key: &str,
-) -> Result<(u64, bool, Option<String>), ClaimError> {
+pub fn parse_reserved(value: &[u8], key: &str) -> Result<(u64, bool, Option<String>), ClaimError> {
     let corrupt = |reason: &str| ClaimError::Corrupt {
         path: key.into(),
         reason: reason.into(),
@@ -99,10 +41,14 @@ pub(crate) fn parse_reserved(
 
 /// A node id's listing, built from what a coordinator stores for it, in either order: the
 /// claim key (`nodes/N`: the holder's name) and the reservation (`reserved/N`).
-pub(crate) struct Listing(pub(crate) ClaimInfo);
+pub struct Listing(
+    /// The listing so far.
+    pub ClaimInfo,
+);
 
 impl Listing {
-    pub(crate) fn new(node: u64) -> Listing {
+    /// Node `node`, expired with no reservation until its keys are read.
+    pub fn new(node: u64) -> Listing {
         Listing(ClaimInfo {
             node,
             state: NodeState::Expired,
@@ -113,7 +59,7 @@ impl Listing {
     }
 
     /// `nodes/N` exists: held by `holder` (unless its reservation is unreadable).
-    pub(crate) fn held_by(&mut self, holder: &[u8]) {
+    pub fn held_by(&mut self, holder: &[u8]) {
         let info = &mut self.0;
         if info.state != NodeState::Corrupt {
             info.state = NodeState::Held;
@@ -122,7 +68,7 @@ impl Listing {
     }
 
     /// `reserved/N` (at `key`) holds `value`.
-    pub(crate) fn reserved(&mut self, value: &[u8], key: &str) {
+    pub fn reserved(&mut self, value: &[u8], key: &str) {
         let info = &mut self.0;
         match parse_reserved(value, key) {
             Ok((reserved, released, holder)) => {
@@ -137,20 +83,6 @@ impl Listing {
             Err(err) => {
                 info.state = NodeState::Corrupt;
                 info.problem = Some(err.to_string());
-            }
-        }
-    }
-}
-
-impl Drop for Remote {
-    /// Lets the client's tasks finish what they were sending (a session's close), briefly.
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            // Inside another runtime nothing may block: let the tasks go in the background.
-            if tokio::runtime::Handle::try_current().is_ok() {
-                runtime.shutdown_background();
-            } else {
-                runtime.shutdown_timeout(Duration::from_secs(1));
             }
         }
     }

@@ -1,7 +1,43 @@
-//! The [`ClaimStore`] contract, written once and run against every store: the memory and
-//! file stores (`tests/claims.rs`), a real etcd (`tests/etcd.rs`) and a real ZooKeeper
-//! (`tests/zookeeper.rs`), each through a [`Backend`] that knows how to take an id away
-//! from its holder and how to damage stored data.
+//! The conformance suite of flakeid's [`ClaimStore`] contract: what a store of node-id
+//! claims must do so that two holders never mint the same ID. It runs against every store
+//! of the flakeid workspace (memory and file in the core's tests, a real etcd in
+//! flakeid-etcd's, a real ZooKeeper in flakeid-zookeeper's), and against yours: add this
+//! crate as a dev-dependency, implement [`Backend`] for your store (a handle, and the faults
+//! only your test can cause: take an id away from its holder, damage stored data), and call
+//! [`run_all`] from a test.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use flakeid::claim::store::Claimed;
+//! use flakeid::claim::{ClaimStore, MemoryStore};
+//!
+//! struct Mine(MemoryStore);
+//!
+//! impl flakeid_testkit::Backend for Mine {
+//!     fn handle(&self) -> Arc<dyn ClaimStore> {
+//!         Arc::new(self.0.client())
+//!     }
+//!     fn lose(&self, _: &Arc<dyn ClaimStore>, _: &Claimed) {
+//!         // Make the holder's lease lapse (here: let its TTL pass).
+//!         # unimplemented!()
+//!     }
+//!     fn corrupt(&self, namespace: &str, node: u64) {
+//!         self.0.set_corrupt(namespace, node);
+//!     }
+//!     fn raw(&self, _: &str, _: u64) -> Option<Vec<u8>> {
+//!         None
+//!     }
+//!     fn remove_reservation(&self, _: &str, _: u64) -> bool {
+//!         false
+//!     }
+//! }
+//!
+//! flakeid_testkit::run_all(&Mine(MemoryStore::new()), "mine");
+//! ```
+//!
+//! Each check uses its own namespaces (named after `tag`), so a store that keeps its data
+//! between runs needs a fresh tag or a fresh store each run. A check that fails panics with
+//! what the store did.
 //!
 //! What every store must do (the loom and property models assume the same):
 //! - claim the lowest free id, and hand the next holder the last reservation stored;
@@ -15,16 +51,13 @@
 //!   holder's final reservation where none is stored;
 //! - keep one layout per namespace;
 //! - and, through the claim layer above it, give a sharded claimant all its ids or none.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, Claims, NamespaceInfo, NodeState,
-    Repaired, layout_record,
-};
+use flakeid::claim::store::{ClaimRequest, Claimed, Repaired, layout_record};
+use flakeid::claim::{ClaimError, ClaimInfo, ClaimStore, Claims, NamespaceInfo, NodeState};
 use flakeid::{Layout, ShardedGenerator};
 
 /// A store under test: handles on it, and the faults only its test can cause.

@@ -1,5 +1,23 @@
-//! [`EtcdStore`]: claims on etcd (v3 API, feature `etcd`): a lease per claim, the node key
-//! bound to it, the reservation written by a transaction that checks the lease.
+//! Claims of [flakeid](https://docs.rs/flakeid) node ids on etcd (v3 API): [`EtcdStore`],
+//! a lease per claim, the node key bound to it, the reservation written by a transaction
+//! that checks the lease.
+//!
+//! ```no_run
+//! use flakeid::claim::{Claims, OpenOptions};
+//! use flakeid::claim::store::{FromUrl, StoreUrl};
+//! use flakeid::{Generator, Layout};
+//! use flakeid_etcd::EtcdStore;
+//!
+//! let url = StoreUrl::parse("etcd://10.0.0.5:2379,10.0.0.6:2379")?;
+//! let store = EtcdStore::from_url(&url, &OpenOptions::default())?;
+//! let generator = Generator::builder(Layout::snowflake())
+//!     .build_claimed(Claims::new(store).namespace("orders"))?;
+//! println!("{}", generator.next_id()?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The store keeps the contract of [`ClaimStore`] (the `flakeid-testkit` conformance suite
+//! runs against a real etcd in this crate's tests).
 
 use core::time::Duration;
 use std::collections::{BTreeMap, HashMap};
@@ -13,17 +31,19 @@ use etcd_client::{
     TxnOpResponse, TxnResponse,
 };
 
-use super::remote::{Listing, Remote, parse_reserved, unreachable};
-use super::{
-    Access, ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, OpenOptions,
-    Repaired, check_namespace,
+use flakeid::claim::store::{
+    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, parse_reserved,
+    unreachable,
+};
+use flakeid::claim::{
+    Access, ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, check_namespace,
 };
 mod records;
 mod retry;
 mod write;
 use retry::*;
 
-/// Claims on an etcd cluster (feature `etcd`).
+/// Claims on an etcd cluster.
 ///
 /// Keys, under a prefix (default `flakeid/`):
 ///
@@ -257,6 +277,25 @@ impl EtcdStore {
             namespace: claimed.namespace.clone(),
             node: claimed.node,
         }
+    }
+}
+
+impl FromUrl for EtcdStore {
+    /// `etcd://HOST:PORT[,HOST:PORT...][?QUERY]`, or `etcds://` for TLS; the query's access
+    /// ([`Access`]: `ca`, `cert`, `key`, `user`, `password-file`) over `options`'.
+    fn from_url(url: &StoreUrl, options: &OpenOptions) -> Result<EtcdStore, ClaimError> {
+        let mut access = url.access(options.access.clone())?;
+        access.tls |= url.scheme() == "etcds";
+        if !url.path().is_empty() && url.path() != "/" {
+            return Err(url.bad("etcd:// takes no path: give etcd://HOST:PORT[,HOST:PORT...]"));
+        }
+        let endpoints = url.hosts("etcd://127.0.0.1:2379")?;
+        if options.ttl < Duration::from_secs(1) {
+            return Err(url.bad("the lease TTL is at least 1s"));
+        }
+        let mut options = options.clone();
+        options.access = access;
+        EtcdStore::connect_with(&endpoints, &options)
     }
 }
 

@@ -43,7 +43,7 @@ impl ZooKeeperStore {
                                 path: path.clone(),
                                 reason: "the namespace's layout record is not UTF-8 text".into(),
                             })?;
-                        return super::super::same_layout(&namespace, &recorded, &layout);
+                        return flakeid::claim::store::same_layout(&namespace, &recorded, &layout);
                     }
                     // Removed between the create and the read: create it again.
                     Err(ZkError::NoNode) => continue,

@@ -95,8 +95,8 @@ pub(super) async fn keep_alive(
 /// The TLS setup of `access`: its CA bundle (else the system's roots) and its client
 /// certificate, each file read now so that a missing one is named.
 pub(super) fn tls_options(access: &Access) -> Result<etcd_client::TlsOptions, ClaimError> {
-    use super::super::access::read_pem;
     use etcd_client::{Certificate, Identity, TlsOptions};
+    use flakeid::claim::store::read_pem;
     let mut tls = TlsOptions::new();
     tls = match &access.ca {
         Some(ca) => tls.ca_certificate(Certificate::from_pem(read_pem(ca, "CA bundle (ca=)")?)),

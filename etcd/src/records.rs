@@ -30,7 +30,7 @@ impl EtcdStore {
                     path: key.clone(),
                     reason: "the namespace's layout record is not UTF-8 text".into(),
                 })?;
-                super::super::same_layout(&ns, &recorded, &layout)
+                flakeid::claim::store::same_layout(&ns, &recorded, &layout)
             }
         })
     }

@@ -1,5 +1,23 @@
-//! [`ZooKeeperStore`]: claims on ZooKeeper (feature `zookeeper`): an ephemeral znode per
-//! claim, the reservation in a persistent znode whose version fences stale holders.
+//! Claims of [flakeid](https://docs.rs/flakeid) node ids on ZooKeeper: [`ZooKeeperStore`],
+//! an ephemeral znode per claim, the reservation in a persistent znode whose version fences
+//! stale holders.
+//!
+//! ```no_run
+//! use flakeid::claim::{Claims, OpenOptions};
+//! use flakeid::claim::store::{FromUrl, StoreUrl};
+//! use flakeid::{Generator, Layout};
+//! use flakeid_zookeeper::ZooKeeperStore;
+//!
+//! let url = StoreUrl::parse("zookeeper://10.0.0.7:2181?user=flakeid&password-file=/run/secrets/zk")?;
+//! let store = ZooKeeperStore::from_url(&url, &OpenOptions::default())?;
+//! let generator = Generator::builder(Layout::snowflake())
+//!     .build_claimed(Claims::new(store).namespace("orders"))?;
+//! println!("{}", generator.next_id()?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The store keeps the contract of [`ClaimStore`] (the `flakeid-testkit` conformance suite
+//! runs against a real ZooKeeper in this crate's tests).
 
 use core::time::Duration;
 use std::collections::{BTreeMap, HashMap};
@@ -12,10 +30,13 @@ use zookeeper_client::{
     Permission, SessionState, StateWatcher,
 };
 
-use super::remote::{Listing, Remote, parse_reserved, unreachable};
-use super::{
-    ClaimError, ClaimInfo, ClaimRequest, ClaimStore, Claimed, NamespaceInfo, OpenOptions,
-    ReadAccess, Repaired, Secret, check_namespace,
+use flakeid::claim::store::{
+    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, parse_reserved,
+    unreachable,
+};
+use flakeid::claim::{
+    ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, ReadAccess, Secret,
+    check_namespace,
 };
 mod acl;
 mod claim;
@@ -23,7 +44,7 @@ mod records;
 mod write;
 use write::READ_BACK_TRIES;
 
-/// Claims on a ZooKeeper ensemble (feature `zookeeper`), one session at a time per store.
+/// Claims on a ZooKeeper ensemble one session at a time per store.
 ///
 /// Znodes, under `/flakeid`:
 ///
@@ -197,7 +218,7 @@ impl ZooKeeperStore {
     }
 
     /// [`connect`](ZooKeeperStore::connect) with the TTL, the timeout and the digest
-    /// authentication and read ACL of `options` ([`Access`](super::Access): `user`,
+    /// authentication and read ACL of `options` ([`Access`](flakeid::claim::Access): `user`,
     /// `password`, `read`).
     pub fn connect_with(hosts: &str, options: &OpenOptions) -> Result<ZooKeeperStore, ClaimError> {
         let url = format!("zookeeper://{hosts}");
@@ -261,6 +282,34 @@ impl ZooKeeperStore {
             }
             (e, _) => unreachable(url, e),
         }
+    }
+}
+
+impl FromUrl for ZooKeeperStore {
+    /// `zookeeper://HOST:PORT[,HOST:PORT...][/CHROOT][?QUERY]`: every znode under the chroot
+    /// (which must exist) if given; the query's access (`user`, `password-file`, `read`)
+    /// over `options`'.
+    fn from_url(url: &StoreUrl, options: &OpenOptions) -> Result<ZooKeeperStore, ClaimError> {
+        let access = url.access(options.access.clone())?;
+        if access.tls {
+            return Err(url.bad(
+                "ca=, cert= and key= are etcd's: this version reaches ZooKeeper without TLS (authenticate with user= and password-file=, and reach the ensemble over a private network)",
+            ));
+        }
+        let chroot = url
+            .path()
+            .strip_suffix('/')
+            .filter(|c| c.is_empty())
+            .unwrap_or(url.path());
+        if chroot.ends_with('/') || chroot.contains("//") {
+            return Err(url.bad(
+                "a chroot is /PATH after the hosts, as zookeeper://10.0.0.7:2181/apps/ids, without a trailing or double slash",
+            ));
+        }
+        let hosts = url.hosts("zookeeper://127.0.0.1:2181")?.join(",") + chroot;
+        let mut options = options.clone();
+        options.access = access;
+        ZooKeeperStore::connect_with(&hosts, &options)
     }
 }
 

@@ -1,0 +1,253 @@
+//! [`StoreUrl`]: the one parse of a store's URL (scheme, hosts, path, query), with the
+//! secrets kept out of every message; [`FromUrl`]: how a store opens from one.
+
+use core::fmt;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::claim::{Access, ClaimError, OpenOptions};
+
+/// A store's URL, read once: `SCHEME:[//AUTHORITY]PATH[?QUERY]`.
+///
+/// - `file:/var/lib/flakeid?share=group`: scheme `file`, path `/var/lib/flakeid`, query
+///   `share=group`.
+/// - `etcds://10.0.0.5:2379,10.0.0.6:2379?ca=/etc/ca.pem`: scheme `etcds`, hosts
+///   `10.0.0.5:2379` and `10.0.0.6:2379`, query `ca=/etc/ca.pem`.
+/// - `zookeeper://10.0.0.7:2181/apps/ids?user=flakeid&password-file=/run/zk`: hosts
+///   `10.0.0.7:2181`, path (the chroot) `/apps/ids`.
+/// - `static:7`, `memory:`: a path of `7` and of nothing.
+///
+/// Its [`Display`](fmt::Display) is [`redacted`](StoreUrl::redacted): the query (paths, a
+/// user name) never reaches a message.
+///
+/// ```
+/// use flakeid::claim::store::StoreUrl;
+///
+/// let url = StoreUrl::parse("zookeeper://a:2181,b:2181/apps/ids?user=u&password-file=/run/p")?;
+/// assert_eq!(url.scheme(), "zookeeper");
+/// assert_eq!(url.hosts("zookeeper://127.0.0.1:2181")?, ["a:2181", "b:2181"]);
+/// assert_eq!(url.path(), "/apps/ids");
+/// assert_eq!(url.get("user"), Some("u"));
+/// assert_eq!(url.to_string(), "zookeeper://a:2181,b:2181/apps/ids?…");
+/// # Ok::<(), flakeid::claim::ClaimError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreUrl {
+    scheme: String,
+    authority: Option<String>,
+    path: String,
+    query: Vec<(String, String)>,
+    redacted: String,
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("StoreUrl").field(&self.redacted).finish()
+    }
+}
+
+impl fmt::Display for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.redacted)
+    }
+}
+
+impl StoreUrl {
+    /// Reads `url`; [`ClaimError::BadUrl`] if it has no scheme or a query pair is not
+    /// `NAME=VALUE` (the message names the pair's name, never its value).
+    pub fn parse(url: &str) -> Result<StoreUrl, ClaimError> {
+        let redacted = match url.split_once('?') {
+            Some((base, _)) => format!("{base}?…"),
+            None => url.into(),
+        };
+        let bad = |reason: String| ClaimError::BadUrl {
+            url: redacted.clone(),
+            reason,
+        };
+        let (scheme, rest) = url
+            .split_once(':')
+            .filter(|(s, _)| !s.is_empty() && !s.contains('/'))
+            .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N, static:pod, etcd://HOST:PORT or zookeeper://HOST:PORT".into()))?;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (authority, path) = match rest.strip_prefix("//") {
+            Some(after) => {
+                let end = after.find('/').unwrap_or(after.len());
+                (Some(after[..end].to_string()), after[end..].to_string())
+            }
+            None => (None, rest.to_string()),
+        };
+        let mut pairs = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair
+                .split_once('=')
+                .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+                .ok_or_else(|| {
+                    let name = pair.split_once('=').map_or(pair, |(n, _)| n);
+                    bad(format!("{name:?} in the query is not NAME=VALUE"))
+                })?;
+            pairs.push((name.to_string(), value.to_string()));
+        }
+        Ok(StoreUrl {
+            scheme: scheme.into(),
+            authority,
+            path,
+            query: pairs,
+            redacted,
+        })
+    }
+
+    /// The scheme: `file`, `etcd`, `zookeeper`, ...
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    /// What follows `//` up to the path, if the URL has it: `a:2181,b:2181`.
+    pub fn authority(&self) -> Option<&str> {
+        self.authority.as_deref()
+    }
+
+    /// The path: after the authority if there is one, else all after the scheme's colon
+    /// (without the query).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The whole location without the query, `//` taken off: `/var/lib/flakeid` for
+    /// `file:/var/lib/flakeid` and for `file:///var/lib/flakeid`.
+    pub fn location(&self) -> String {
+        match &self.authority {
+            Some(a) => format!("{a}{}", self.path),
+            None => self.path.clone(),
+        }
+    }
+
+    /// The query's pairs, in order.
+    pub fn query(&self) -> &[(String, String)] {
+        &self.query
+    }
+
+    /// The value of the query's last `name=`, if any.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The URL as messages show it: without its query.
+    pub fn redacted(&self) -> &str {
+        &self.redacted
+    }
+
+    /// [`ClaimError::BadUrl`] for this URL, saying `reason`.
+    pub fn bad(&self, reason: impl Into<String>) -> ClaimError {
+        ClaimError::BadUrl {
+            url: self.redacted.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Refuses a query parameter other than `known` (which the message lists).
+    pub fn only(&self, known: &[&str]) -> Result<(), ClaimError> {
+        match self
+            .query
+            .iter()
+            .find(|(n, _)| !known.contains(&n.as_str()))
+        {
+            None => Ok(()),
+            Some((name, _)) if known.is_empty() => Err(self.bad(format!(
+                "unknown query parameter {name:?}: {}: takes none",
+                self.scheme
+            ))),
+            Some((name, _)) => Err(self.bad(format!(
+                "unknown query parameter {name:?}: the store reads {}",
+                known.join(", ")
+            ))),
+        }
+    }
+
+    /// The authority as a list of `HOST:PORT` endpoints, or why not, with `example`.
+    pub fn hosts(&self, example: &str) -> Result<Vec<String>, ClaimError> {
+        let bad = || {
+            self.bad(format!(
+                "give //HOST:PORT[,HOST:PORT...], each endpoint HOST:PORT, as {example}"
+            ))
+        };
+        let list = self.authority.as_deref().ok_or_else(bad)?;
+        let endpoints: Vec<String> = list.split(',').map(str::to_string).collect();
+        let valid = |e: &String| {
+            e.rsplit_once(':')
+                .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+        };
+        if list.is_empty() || !endpoints.iter().all(valid) {
+            return Err(bad());
+        }
+        Ok(endpoints)
+    }
+
+    /// `base` with the query's access read over it (see [`Access`]: `ca`, `cert`, `key`,
+    /// `user`, `password-file`, `read`); any other parameter is refused.
+    pub fn access(&self, base: Access) -> Result<Access, ClaimError> {
+        base.with_url(self)
+    }
+}
+
+/// A store that opens from its URL: the one shape every store's constructor by URL has, so
+/// a composition root (the `flakeid` tool) maps schemes to stores in one `match`.
+pub trait FromUrl: Sized {
+    /// Opens the store `url` names, with the TTL, timeout and access of `options` where
+    /// the store has them.
+    fn from_url(url: &StoreUrl, options: &OpenOptions) -> Result<Self, ClaimError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_their_parts() {
+        let u = StoreUrl::parse("file:/var/lib/x?share=group").unwrap();
+        assert_eq!(
+            (u.scheme(), u.authority(), u.path()),
+            ("file", None, "/var/lib/x")
+        );
+        assert_eq!(u.get("share"), Some("group"));
+        assert_eq!(u.location(), "/var/lib/x");
+        let u = StoreUrl::parse("file:///var/lib/x").unwrap();
+        assert_eq!(u.location(), "/var/lib/x");
+        let u = StoreUrl::parse("etcd://a:1,b:2").unwrap();
+        assert_eq!(u.hosts("e").unwrap(), ["a:1", "b:2"]);
+        assert_eq!(u.path(), "");
+        let u = StoreUrl::parse("static:pod+3").unwrap();
+        assert_eq!(u.path(), "pod+3");
+        for (bad, says) in [
+            ("nothing", "no scheme"),
+            ("etcd://a:1?ca", "NAME=VALUE"),
+            ("etcd://a:1?=x", "NAME=VALUE"),
+        ] {
+            let e = StoreUrl::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        for bad in [
+            "etcd:a:1",
+            "etcd://a",
+            "etcd://a:x",
+            "etcd://",
+            "etcd://a:1,",
+        ] {
+            let e = StoreUrl::parse(bad).unwrap().hosts("ex").unwrap_err();
+            assert!(e.to_string().contains("HOST:PORT"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_secret_in_the_query_never_reaches_a_message() {
+        let u = StoreUrl::parse("etcd://h:1?user=u&password=hunter2").unwrap();
+        let text = format!("{u} {u:?} {}", u.bad("x"));
+        assert!(
+            !text.contains("hunter2") && !text.contains("user=u"),
+            "{text}"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use flakeid::{Encoding, Error, Layout, ParseError};
 
 use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
 use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
-use flakeid_serve::rows::{ROW_MAX, Row, RowFormat, RowWriter};
+use flakeid_text::rows::{ROW_MAX, Row, RowFormat, RowWriter};
 mod line;
 use line::*;
 

@@ -6,7 +6,7 @@ use flakeid::rfc3339::Timestamp;
 use flakeid::{Clock, Layout};
 
 use flakeid::layout::Order;
-use flakeid_serve::text::{layout_json, preset_of, rate_text};
+use flakeid_text::layout::{layout_json, preset_of, rate_text};
 
 use crate::args::LayoutArgs;
 use crate::{CliResult, parse_layout, print_out, warn};

@@ -9,6 +9,7 @@ mod compose;
 mod decode;
 mod generate;
 mod layout;
+#[cfg(feature = "serve")]
 mod serve;
 mod stores;
 
@@ -48,7 +49,13 @@ fn main() -> ExitCode {
         Command::Layout(a) => layout::run(a),
         Command::Claims(a) => claims::run(a),
         Command::Bench(a) => bench::run(a),
+        #[cfg(feature = "serve")]
         Command::Serve(a) => serve::run(a),
+        #[cfg(not(feature = "serve"))]
+        Command::Serve(_) => Err(CliError::new(
+            None,
+            "this flakeid was built without the service (feature `serve` turned off): install it with `cargo install --locked flakeid-cli`",
+        )),
     };
     match result {
         Ok(code) => code,

@@ -160,8 +160,8 @@ impl IdService for IdGrpc {
             .service
             .decode(&ids)
             .map_err(Status::invalid_argument)?;
-        let split = layout.datacenter_bits() > 0;
-        let machine = layout.order() == flakeid::layout::Order::TimeSequenceNode;
+        let fields = flakeid_text::NodeFields::of(&layout);
+        let (split, machine) = (fields.datacenter_worker, fields.machine);
         let out = rows
             .into_iter()
             .map(|r| {

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use flakeid::{Encoding, Id, MintError};
 
-use crate::rows::{ROW_MAX, RowFormat, RowWriter};
 use crate::{MAX_BATCH, MAX_DECODE, Readiness, Service};
+use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 
 /// The routes of the service over `service` (see the crate docs for the table).
 pub fn router(service: Arc<Service>) -> Router {
@@ -327,7 +327,7 @@ pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<
     let n = rows.len();
     let layout = s.layout();
     let mut writer = RowWriter::new(layout, RowFormat::Json);
-    // A row takes about 200 bytes; the writer wants ROW_MAX of room after where it writes.
+    // A row takes about 200 bytes; the writer grows `out` when a row might not fit.
     let mut out = Vec::with_capacity(n * 224 + ROW_MAX);
     out.resize(ROW_MAX + 1, 0);
     let mut at = 0;
@@ -336,9 +336,6 @@ pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<
         at = 1;
     }
     for row in &rows {
-        if out.len() < at + ROW_MAX + 1 {
-            out.resize(at + ROW_MAX + 1, 0);
-        }
         at = writer.row(&mut out, at, row);
         if !ndjson {
             // The row's newline becomes the array's comma.
@@ -383,7 +380,7 @@ async fn layout(State(s): State<Arc<Service>>) -> Response {
     // The layout's object as `flakeid layout --json` writes it, keys in its order.
     let body = format!(
         "{{\"layout\":{},\"nodes\":{}}}",
-        crate::text::layout_json(s.layout()),
+        flakeid_text::layout::layout_json(s.layout()),
         serde_json::Value::from(nodes)
     );
     json(StatusCode::OK, body)

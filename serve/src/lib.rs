@@ -27,9 +27,7 @@
 pub mod grpc;
 mod http;
 mod mint;
-pub mod rows;
 mod run;
-pub mod text;
 pub mod tls;
 mod token;
 
@@ -124,7 +122,7 @@ impl Service {
 
     /// Decodes `ids` with the batch decoder into rows, or says which ID does not fit the
     /// layout (the message the HTTP and gRPC routes answer with).
-    pub fn decode(&self, ids: &[u64]) -> Result<Vec<rows::Row>, String> {
+    pub fn decode(&self, ids: &[u64]) -> Result<Vec<flakeid_text::rows::Row>, String> {
         let n = ids.len();
         let (mut ticks, mut unix_ms, mut sequence, mut node) =
             (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
@@ -148,7 +146,7 @@ impl Service {
                 format!("{bad}{e}; send IDs of the server's layout ({layout})")
             })?;
         Ok((0..n)
-            .map(|i| rows::Row {
+            .map(|i| flakeid_text::rows::Row {
                 id: ids[i],
                 ticks: ticks[i],
                 unix_ms: unix_ms[i],

@@ -1,10 +1,10 @@
-//! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`:, without `core::fmt`: integers by a two-digits-a-step
+//! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`,
+//! written without `core::fmt`: integers by a two-digits-a-step
 //! writer, the RFC 3339 time from a cache of the current second (consecutive IDs share
 //! it), every row appended to one buffer per batch. Tested against the `format!` oracle
 //! it replaced (`tests` below).
 
 use flakeid::Layout;
-use flakeid::layout::Order;
 use flakeid::rfc3339::Timestamp;
 
 /// The text form of decoded rows.
@@ -204,8 +204,8 @@ impl RowWriter {
         RowWriter {
             format,
             layout: *layout,
-            datacenter: layout.datacenter_bits() > 0,
-            machine: layout.order() == Order::TimeSequenceNode,
+            datacenter: crate::NodeFields::of(layout).datacenter_worker,
+            machine: crate::NodeFields::of(layout).machine,
             time: SecondCache::new(),
             tick_text: Box::new([0; ROW_MAX]),
             tick_text_len: 0,
@@ -279,10 +279,15 @@ impl RowWriter {
         self.tick_of_text = Some((r.ticks, r.unix_ms));
     }
 
-    /// Writes one row into `out` at `at` and returns where it ends. `out` must have
-    /// [`ROW_MAX`] bytes from `at` (the row is shorter; the rest may be overwritten).
+    /// Writes one row into `out` at `at` and returns where it ends. The row is written in
+    /// place over [`ROW_MAX`] bytes from `at` (the row is shorter; the bytes after its end
+    /// may be overwritten, and `out` is grown with zeros first if it is shorter than that):
+    /// size `out` once, for a batch, to keep the writer from growing it row by row.
     #[inline]
-    pub fn row(&mut self, out: &mut [u8], at: usize, r: &Row) -> usize {
+    pub fn row(&mut self, out: &mut Vec<u8>, at: usize, r: &Row) -> usize {
+        if out.len() < at.saturating_add(ROW_MAX) {
+            out.resize(at + ROW_MAX, 0);
+        }
         if self.tick_of_text != Some((r.ticks, r.unix_ms)) {
             self.tick_part(r);
         }
@@ -360,6 +365,31 @@ impl RowWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use flakeid::layout::Order;
+
+    /// A short buffer (empty, or shorter than a row from `at`) is grown, never a panic,
+    /// and the row lands where it was asked for.
+    #[test]
+    fn a_short_buffer_is_grown_not_a_panic() {
+        let layout = Layout::snowflake();
+        let r = Row {
+            id: 1 << 22,
+            ticks: 1,
+            unix_ms: 1_288_834_974_658,
+            sequence: 0,
+            node: 0,
+        };
+        for format in [RowFormat::Table, RowFormat::Json, RowFormat::Csv] {
+            let mut full = vec![0; ROW_MAX];
+            let end = RowWriter::new(&layout, format).row(&mut full, 0, &r);
+            for (start, at) in [(0usize, 0usize), (3, 3), (10, 5), (0, 7)] {
+                let mut out = vec![b'#'; start];
+                let got = RowWriter::new(&layout, format).row(&mut out, at, &r);
+                assert_eq!(got - at, end, "{format:?} from {at} of {start}");
+                assert_eq!(&out[at..got], &full[..end], "{format:?}");
+            }
+        }
+    }
 
     /// The `format!` rows this writer replaced: the oracle.
     fn oracle(layout: &Layout, format: RowFormat, r: &Row) -> String {

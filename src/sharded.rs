@@ -45,12 +45,12 @@ use crate::layout::Layout;
 /// ```
 ///
 /// `G` is the shards' [`TickGate`]: [`Unfenced`] by default, or
-/// [`claim::ClaimGate`](crate::claim::ClaimGate) for the shards of
-/// [`ShardedBuilder::build_claimed`], each fenced by its own claim.
+/// the claim layer's `ClaimGate` for the shards of its `build_claimed` on this builder, each
+/// fenced by its own claim.
 pub struct ShardedGenerator<C = DefaultClock, G: TickGate = Unfenced> {
-    shards: Box<[Generator<C, G>]>,
+    pub(crate) shards: Box<[Generator<C, G>]>,
     /// `u64::MAX / len + 1`: turns `thread index % len` into two multiplications.
-    fastmod: u64,
+    pub(crate) fastmod: u64,
 }
 
 impl<C, G: TickGate> fmt::Debug for ShardedGenerator<C, G> {
@@ -164,12 +164,12 @@ impl<C: Clock, G: TickGate> ShardedGenerator<C, G> {
 /// (the same setters: clock policy, wait bound, node-id hook; and a resume point per
 /// shard).
 pub struct ShardedBuilder<C = DefaultClock> {
-    layout: Layout,
+    pub(crate) layout: Layout,
     nodes: Option<NodeBlock>,
-    shards: Option<usize>,
-    common: Common,
+    pub(crate) shards: Option<usize>,
+    pub(crate) common: Common,
     resume_after: Vec<Id>,
-    clock: C,
+    pub(crate) clock: C,
 }
 
 impl<C> fmt::Debug for ShardedBuilder<C> {
@@ -281,57 +281,6 @@ impl<C> ShardedBuilder<C> {
     }
 }
 
-impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
-    /// Builds on node ids claimed from a store, one per shard (the lowest free ids of the
-    /// pool), each shard fenced by its own reserved window and renewed on its own (see
-    /// [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)). The
-    /// block of node ids, if set, is ignored. The ids are taken all together or not at
-    /// all: while fewer than one per shard are free, the claim holds none and waits (with
-    /// a random back-off), so that two waiting generators never split the ids that come
-    /// free between them and wait for each other; if a shard's first reservation fails,
-    /// every id is released.
-    pub fn build_claimed(
-        self,
-        claims: crate::claim::Claims,
-    ) -> Result<ShardedGenerator<C, crate::claim::ClaimGate>, crate::claim::ClaimError> {
-        use crate::claim::{ClaimError, ClaimGate, Holder};
-        let shards = self.shards.unwrap_or_else(crate::affinity::cores);
-        if shards == 0 {
-            return Err(ClaimError::Build(Error::NoShards));
-        }
-        let layout = self.layout;
-        let max_wait = self.common.max_wait;
-        let holders = Holder::take_all(
-            &claims,
-            &layout,
-            std::sync::Arc::new(self.clock.clone()),
-            max_wait,
-            shards,
-        )?;
-        let nodes: Vec<u64> = holders.iter().map(|h| h.node()).collect();
-        let resume = self.resume_points(&nodes).map_err(ClaimError::Build)?;
-        let generators = holders
-            .into_iter()
-            .zip(nodes.iter().zip(resume))
-            .map(|(holder, (&node, last))| {
-                Generator::assemble(
-                    layout,
-                    node,
-                    &self.common,
-                    last,
-                    ClaimGate::new(holder),
-                    self.clock.clone(),
-                )
-            })
-            .collect::<Result<Box<[_]>, Error>>()
-            .map_err(ClaimError::Build)?;
-        Ok(ShardedGenerator {
-            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
-            shards: generators,
-        })
-    }
-}
-
 impl<C: Clock + Clone> ShardedBuilder<C> {
     /// Checks the block against the layout and the number of shards, and builds.
     ///
@@ -402,7 +351,7 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
 
 impl<C> ShardedBuilder<C> {
     /// Each resume point goes to the shard of its node; the latest wins.
-    fn resume_points(&self, nodes: &[u64]) -> Result<Vec<Option<u64>>, Error> {
+    pub(crate) fn resume_points(&self, nodes: &[u64]) -> Result<Vec<Option<u64>>, Error> {
         let mut resume: Vec<Option<u64>> = vec![None; nodes.len()];
         for id in &self.resume_after {
             let id_node = self.layout.decompose(id.get())?.node;

@@ -33,6 +33,8 @@ impl ClaimGate {
     }
 }
 
+impl crate::generator::gate::sealed::Sealed for ClaimGate {}
+
 impl TickGate for ClaimGate {
     const FENCED: bool = true;
 

@@ -151,7 +151,7 @@ pub enum ClaimError {
     LayoutMismatch {
         /// The namespace.
         namespace: String,
-        /// The layout recorded for it (a [`layout_record`](super::layout_record)).
+        /// The layout recorded for it (a [`layout_record`](super::store::layout_record)).
         recorded: String,
         /// This claim's layout.
         asked: String,

@@ -7,16 +7,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use super::store::{ClaimRequest, Claimed};
-use super::take::{Settings, claim_usable, settings};
+use super::take::{RenewClock, Settings, claim_usable, settings};
 use super::{ClaimError, ClaimState, ClaimStore, Claims, Fence, default_instance};
 use crate::clock::Clock;
 use crate::layout::Layout;
 mod renewal;
 #[cfg(feature = "tokio")]
 use renewal::StopGuard;
-
-/// The clock the renewal reads: the generator's, shared.
-pub(crate) type RenewClock = Arc<dyn Clock + Send + Sync>;
 
 /// A claim's state, as [`Generator::claim_status`](crate::Generator::claim_status)
 /// reports it.

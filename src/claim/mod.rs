@@ -55,6 +55,7 @@
 //! trait, which a Redis, SQL or Consul store implements too) and the helpers it may use.
 
 mod access;
+mod build;
 mod claimed;
 mod claims;
 mod error;

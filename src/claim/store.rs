@@ -31,7 +31,7 @@ pub use super::access::read_pem;
 /// What a store needs to take a node id: where, from which ids, for whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimRequest<'a> {
-    /// The namespace (checked by [`check_namespace`] before the store sees it).
+    /// The namespace (checked by [`check_namespace`](super::check_namespace) before the store sees it).
     pub namespace: &'a str,
     /// The ids to take the lowest free one of.
     pub pool: Range<u64>,
@@ -49,7 +49,7 @@ pub struct Claimed {
     /// The last reservation stored for this id by anyone (Unix ns; 0 if none): the holder
     /// mints nothing before it.
     pub not_before_unix_ns: u64,
-    /// Whether the claim has a reserved window to renew and a fence. [`StaticNode`]'s do
+    /// Whether the claim has a reserved window to renew and a fence. [`StaticNode`](super::StaticNode)'s do
     /// not: the orchestrator guarantees uniqueness.
     pub fenced: bool,
     /// The store's handle for this claim (a lease id, a session, an open file), opaque to

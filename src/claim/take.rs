@@ -5,10 +5,13 @@
 use core::time::Duration;
 use std::vec::Vec;
 
-use super::holder::RenewClock;
 use super::store::{ClaimRequest, Claimed};
 use super::{ClaimError, ClaimStore, Claims, MAX_WINDOW, MIN_RENEW_EVERY, check_namespace};
+use crate::clock::Clock;
 use crate::layout::Layout;
+
+/// The clock a holder renews by (the generator's, shared).
+pub(crate) type RenewClock = std::sync::Arc<dyn Clock + Send + Sync>;
 
 /// A claim's settings, checked against the layout and the store.
 pub(super) struct Settings {

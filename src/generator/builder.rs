@@ -42,38 +42,6 @@ impl<C: Clock> GeneratorBuilder<C> {
 }
 
 #[cfg(feature = "std")]
-impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
-    /// Builds the generator on a node id claimed from a store, instead of one given: the
-    /// lowest free id of the pool, fenced by a reserved window the store has accepted and
-    /// renewed in the background (see [`crate::claim`]). Any node id set on this builder
-    /// is ignored; the clock, policy, wait bound, hook and resume point apply. The
-    /// [`ClaimedGenerator`](crate::claim::ClaimedGenerator) it makes owns the claim: its
-    /// status, renewing it by hand, and the release when it is dropped.
-    ///
-    /// Fails with [`ClaimError`](crate::claim::ClaimError) when no id can be claimed: the
-    /// pool is full after [`Claims::pool_wait`](crate::claim::Claims::pool_wait), the store
-    /// cannot be reached, the pool or window do not fit the layout, or the clock reads
-    /// behind the previous holder's reservation by more than `max_wait`; and with
-    /// [`ClaimError::Build`](crate::claim::ClaimError::Build) for what `build` refuses.
-    pub fn build_claimed(
-        self,
-        claims: crate::claim::Claims,
-    ) -> Result<crate::claim::ClaimedGenerator<C>, crate::claim::ClaimError> {
-        let clock = std::sync::Arc::new(self.clock.clone());
-        let holder =
-            crate::claim::Holder::take(&claims, &self.layout, clock, self.common.max_wait)?;
-        Generator::assemble(
-            self.layout,
-            holder.node(),
-            &self.common,
-            self.resume_after,
-            crate::claim::ClaimGate::new(holder),
-            self.clock,
-        )
-        .map_err(crate::claim::ClaimError::Build)
-    }
-}
-
 enum NodeSpec {
     Unset,
     Node(u64),
@@ -215,11 +183,11 @@ const MIN_ADDERS_LOG2: u32 = 16;
 
 /// Configures a [`Generator`]: node id, clock, clock policy and wait bound.
 pub struct GeneratorBuilder<C = DefaultClock> {
-    layout: Layout,
+    pub(crate) layout: Layout,
     node: NodeSpec,
-    common: Common,
-    resume_after: Option<u64>,
-    clock: C,
+    pub(crate) common: Common,
+    pub(crate) resume_after: Option<u64>,
+    pub(crate) clock: C,
 }
 
 impl<C> fmt::Debug for GeneratorBuilder<C> {

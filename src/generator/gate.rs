@@ -1,12 +1,14 @@
 //! [`TickGate`]: what may hold a generator at a tick. [`Unfenced`] (nothing, the default,
-//! a zero-sized type the compiler removes) or a claim's fence
-//! ([`claim::ClaimGate`](crate::claim::ClaimGate), with `std`).
+//! a zero-sized type the compiler removes) or a gate of the layer above, a claim's fence
+//! (the claim module's `ClaimGate`, with `std`).
 
 use core::fmt;
 
 use crate::error::MintError;
 
-mod sealed {
+/// The seal: only this crate's gates implement [`TickGate`] (the claim layer seals its
+/// own).
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -15,7 +17,7 @@ mod sealed {
 ///
 /// Two gates exist, and the trait is sealed: [`Unfenced`], the default, which allows every
 /// tick and costs nothing (its checks are constants the compiler removes); and
-/// [`claim::ClaimGate`](crate::claim::ClaimGate), a node id claimed from a store, whose fence
+/// the claim layer's `ClaimGate`, a node id claimed from a store, whose fence
 /// allows only the ticks of a reservation the store accepted.
 pub trait TickGate: sealed::Sealed + fmt::Debug {
     /// Whether any tick can be refused. With `false`, [`TickGate::allows`] is never asked.
@@ -63,6 +65,3 @@ impl TickGate for Unfenced {
         true
     }
 }
-
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
-impl sealed::Sealed for crate::claim::ClaimGate {}

@@ -85,8 +85,8 @@ const BACKOFF_CAP: u32 = 6;
 /// ```
 ///
 /// `G` is what may hold the generator at a tick: nothing ([`Unfenced`], the default), or
-/// the fence of a claimed node id ([`claim::ClaimGate`](crate::claim::ClaimGate), made by
-/// [`GeneratorBuilder::build_claimed`]).
+/// the fence of a claimed node id (the claim layer's `ClaimGate`, made by its
+/// `build_claimed` on this builder).
 pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     /// The packed (last tick, last sequence) word, plus the lease bit; see [`Shape`] for
     /// the bit table and the invariant. The node is not stored: it is OR-ed in on the way

@@ -208,6 +208,15 @@ pub mod __private {
         generator.gate.holder().fence()
     }
 
+    /// How many shared minters of `generator` wait for its lease to end, for the tests that
+    /// must know a waiter is waiting before they drop a lease.
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    pub fn lease_waiters<C: crate::Clock, G: crate::generator::TickGate>(
+        generator: &crate::Generator<C, G>,
+    ) -> u64 {
+        generator.lease_waiter_count()
+    }
+
     /// A layout's arithmetic the crate keeps to itself, for its tests, benches and loom
     /// models: the absolute tick of the epoch; the shifts of the time, sequence and node
     /// fields; and an ID composed of fields known to be in range.

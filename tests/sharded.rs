@@ -241,6 +241,20 @@ fn a_lease_excludes_everyone_else_and_continues_the_sequence() {
     assert_eq!(g.last_id(), f);
 }
 
+/// Returns once a shared minter of `g` waits for its lease to end (bounded: 10 s).
+fn wait_for_a_lease_waiter<C: flakeid::Clock, G: flakeid::generator::TickGate>(
+    g: &flakeid::Generator<C, G>,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while flakeid::__private::lease_waiters(g) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no thread waited for the lease"
+        );
+        std::thread::yield_now();
+    }
+}
+
 /// A thread that meets a lease waits for it to end (it does not fail, and does not mint
 /// past it), then mints after the lease's IDs.
 #[test]
@@ -259,9 +273,10 @@ fn a_lease_ending_lets_waiting_threads_through() {
             (id, dropped.load(Ordering::SeqCst))
         })
     };
-    // The waiter is running, and the lease held, before the clock of this wait starts.
+    // The waiter is running, and the lease held, before the clock of this wait starts;
+    // the lease ends once the waiter waits for it.
     started.wait();
-    std::thread::sleep(Duration::from_millis(50));
+    wait_for_a_lease_waiter(&g);
     dropped.store(true, Ordering::SeqCst);
     drop(lease);
     let (id, after_drop) = waiter.join().unwrap();
@@ -300,6 +315,8 @@ fn a_thread_waiting_for_a_lease_burns_no_core() {
             (id, wall, cpu)
         })
     };
+    // The waiter waits for the lease for 300 ms at least.
+    wait_for_a_lease_waiter(&g);
     std::thread::sleep(Duration::from_millis(300));
     drop(lease);
     let (id, wall, cpu) = waiter.join().unwrap();

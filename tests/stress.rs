@@ -134,10 +134,9 @@ fn sharded_coarse_clock_six_threads_six_million() {
     assert!(n >= 6_000_000);
 }
 
-/// Issue 23, item 17: threads that lease in a loop could starve shared `next_id` (each
-/// woke when a lease ended, found the next lease already taken, and failed with `Leased`
-/// after its whole wait). A shared minter that waits now gets the word before any new
-/// lease: a lease taken right as the old one ends mints after the waiter, never before.
+/// Leases taken in a loop do not starve shared `next_id`: a shared minter that waits for a
+/// lease to end gets the word before any new lease, so a lease taken right as the old one
+/// ends mints after the waiter, never before.
 #[test]
 fn a_waiting_shared_minter_goes_before_the_next_lease() {
     let g = Generator::builder(Layout::snowflake())
@@ -150,8 +149,15 @@ fn a_waiting_shared_minter_goes_before_the_next_lease() {
         held.next_id().unwrap();
         let (waiter_id, next_lease_id) = std::thread::scope(|s| {
             let waiter = s.spawn(|| g.next_id().unwrap());
-            // The waiter is asleep on the lease by now.
-            std::thread::sleep(Duration::from_millis(20));
+            // Wait (bounded) until the waiter is waiting on the lease.
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while flakeid::__private::lease_waiters(&g) == 0 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the waiter never waited"
+                );
+                std::thread::yield_now();
+            }
             drop(held);
             // A lease taken at once, as a leasing loop would.
             let next = g.lease().ok().map(|mut l| l.next_id().unwrap());

@@ -41,6 +41,13 @@ impl LeaseWaiters {
 }
 
 impl<C: Clock, G: TickGate> Generator<C, G> {
+    /// How many shared minters wait for the lease to end now (for tests that wait for a
+    /// waiter instead of sleeping; see `__private::lease_waiters`).
+    #[cfg(feature = "std")]
+    pub(crate) fn lease_waiter_count(&self) -> u64 {
+        *self.lease_waiters.count()
+    }
+
     /// Takes this generator for the calling code alone: until the [`Lease`] is dropped,
     /// it mints on its own copy of the word, with no compare-and-swap and no shared store
     /// but one per tick (less than a non-thread-safe generator costs), and other callers

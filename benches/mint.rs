@@ -20,8 +20,9 @@ use ferroid::generator::{
 };
 use ferroid::time::MonotonicClock as FerroidClock;
 use flakeid::claim::ClaimedGenerator;
+use flakeid::clock::{CoarseClock, MonotonicClock};
 use flakeid::generator::{FastPath, TickGate};
-use flakeid::{Clock, CoarseClock, Generator, Id, Layout, MonotonicClock, ShardedGenerator};
+use flakeid::{Clock, Generator, Id, Layout, ShardedGenerator};
 
 /// A layout whose sequence never runs out in practice (22 bits per ms), so the benchmark
 /// measures the code, not the layout's cap: 1 sign bit, 37 time, 4 node, 22 sequence.

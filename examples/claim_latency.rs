@@ -12,7 +12,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use flakeid::claim::Claims;
-use flakeid::{CoarseClock, Generator, Layout};
+use flakeid::clock::CoarseClock;
+use flakeid::{Generator, Layout};
 
 fn summary(name: &str, mut samples: Vec<Duration>) {
     samples.sort();

@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use flakeid::{CoarseClock, Layout, ShardedGenerator};
+use flakeid::clock::CoarseClock;
+use flakeid::{Layout, ShardedGenerator};
 
 fn main() -> Result<(), flakeid::Error> {
     const PER_THREAD: usize = 1_000_000;

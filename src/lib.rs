@@ -143,6 +143,11 @@
 //! | first ID | time part may be 0 | time part never 0 | as Sonyflake |
 //! | machine id from IP | - | first private IPv4, last two octets | same rule, [`node::private_ip_machine_id`] |
 //! | out-of-range fields | masked | range-checked | range-checked, never masked |
+//!
+//! [`CoarseClock`]: crate::clock::CoarseClock
+//! [`MonotonicClock`]: crate::clock::MonotonicClock
+//! [`SystemClock`]: crate::clock::SystemClock
+//! [`ManualClock`]: crate::clock::ManualClock
 
 #![warn(missing_docs)]
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
@@ -152,7 +157,7 @@
 pub mod affinity;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub mod claim;
-mod clock;
+pub mod clock;
 pub mod decode;
 mod encoding;
 pub mod error;
@@ -176,12 +181,6 @@ mod state;
 mod sync;
 
 pub use clock::Clock;
-#[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
-pub use clock::CoarseClock;
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
-pub use clock::ManualClock;
-#[cfg(feature = "std")]
-pub use clock::{MonotonicClock, SystemClock};
 pub use encoding::Encoding;
 pub use error::{Error, MintError, ParseError};
 #[cfg(target_has_atomic = "64")]
@@ -202,9 +201,14 @@ pub mod __private {
     #[cfg(target_has_atomic = "64")]
     pub use crate::state::{LEASED, Shape, Step, reserve};
 
+    /// A claimed generator's fence (crate-private elsewhere), for the loom models of the
+    /// renewal order.
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    pub use crate::claim::fence::Fence;
+
     /// A claimed generator's fence, for the loom models of the renewal order.
     #[cfg(all(feature = "std", target_has_atomic = "64"))]
-    pub fn fence<C>(generator: &crate::claim::ClaimedGenerator<C>) -> &crate::claim::Fence {
+    pub fn fence<C>(generator: &crate::claim::ClaimedGenerator<C>) -> &Fence {
         generator.gate.holder().fence()
     }
 

@@ -40,25 +40,45 @@ pub enum ParseError {
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-        ParseError::Empty => f.write_str("empty input"),
-        ParseError::InvalidDigit { at } => {
-            write!(f, "invalid character at byte {} (counting from 1)", at + 1)
-        }
-        ParseError::NoDigits => f.write_str("no hex digits after 0x: give them, as in 0x1d5f51ed8fc7102a"),
-        ParseError::TooLong => f.write_str("too many digits for a 64-bit id"),
-        ParseError::Overflow => f.write_str("number does not fit in 64 bits (the largest ID is 18446744073709551615)"),
-        ParseError::UnknownEncoding { len } => write!(
-            f,
-            "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} character{})",
-            if *len == 1 { "" } else { "s" }
-        ),
-        ParseError::UnknownPreset => f.write_str(
-            "unknown layout: the presets are snowflake (or twitter), sonyflake (or sonyflake-v2), sonyflake-v1, discord, instagram, mastodon, js-safe (or javascript-safe), names ignoring case (Layout::presets lists them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
-        ),
-        ParseError::Timestamp => {
-            f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
-        }
-        ParseError::Layout(what) => write!(f, "invalid layout: {what}"),
+            ParseError::Empty => f.write_str("empty input"),
+            ParseError::InvalidDigit { at } => {
+                write!(f, "invalid character at byte {} (counting from 1)", at + 1)
+            }
+            ParseError::NoDigits => {
+                f.write_str("no hex digits after 0x: give them, as in 0x1d5f51ed8fc7102a")
+            }
+            ParseError::TooLong => f.write_str("too many digits for a 64-bit id"),
+            ParseError::Overflow => f.write_str(
+                "number does not fit in 64 bits (the largest ID is 18446744073709551615)",
+            ),
+            ParseError::UnknownEncoding { len } => write!(
+                f,
+                "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} character{})",
+                if *len == 1 { "" } else { "s" }
+            ),
+            ParseError::UnknownPreset => {
+                f.write_str("unknown layout: the presets are ")?;
+                for (i, p) in crate::Layout::presets().iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_str(p.name)?;
+                    for (j, alias) in p.aliases.iter().enumerate() {
+                        f.write_str(if j == 0 { " (or " } else { ", " })?;
+                        f.write_str(alias)?;
+                    }
+                    if !p.aliases.is_empty() {
+                        f.write_str(")")?;
+                    }
+                }
+                f.write_str(
+                ", names ignoring case (Layout::presets lists them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+            )
+            }
+            ParseError::Timestamp => {
+                f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
+            }
+            ParseError::Layout(what) => write!(f, "invalid layout: {what}"),
         }
     }
 }

@@ -268,7 +268,7 @@ impl<C> ShardedBuilder<C> {
 
     /// Uses another clock; every shard gets a clone (so the clock must be `Clone`: every
     /// clock of this crate is, and shares its state among clones; for
-    /// [`crate::CoarseClock`], one background thread).
+    /// [`crate::clock::CoarseClock`], one background thread).
     pub fn clock<D: Clock + Clone>(self, clock: D) -> ShardedBuilder<D> {
         ShardedBuilder {
             layout: self.layout,
@@ -369,7 +369,8 @@ impl<C> ShardedBuilder<C> {
 
 #[cfg(all(test, not(flakeid_loom)))]
 mod tests {
-    use crate::{Layout, ManualClock, ShardedGenerator};
+    use crate::clock::ManualClock;
+    use crate::{Layout, ShardedGenerator};
 
     /// The generator's own `shard_of` (what `home` calls), built as `build` builds it, for
     /// every shard count up to 67 and indexes at both ends of `u32`.

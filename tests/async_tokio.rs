@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError};
+use flakeid::clock::ManualClock;
+use flakeid::{ClockPolicy, Generator, Layout, MintError};
 
 /// On a single-threaded runtime, minting 700 Sonyflake IDs (256 per 10 ms tick) needs two
 /// waits for the next tick; a ticker task keeps running meanwhile, which it could not if

@@ -14,7 +14,8 @@ use flakeid::claim::{
     ClaimError, ClaimGate, ClaimInfo, ClaimState, ClaimStore, Claims, FileStore, MemoryStore,
     NamespaceInfo, NodeState, StaticNode,
 };
-use flakeid::{Generator, Layout, ManualClock, MintError, ShardedGenerator};
+use flakeid::clock::ManualClock;
+use flakeid::{Generator, Layout, MintError, ShardedGenerator};
 use flakeid_testkit as conformance;
 use flakeid_testkit::Backend;
 
@@ -521,7 +522,7 @@ fn a_restart_prefers_a_usable_free_id_to_one_reserved_far_ahead() {
 #[test]
 fn the_default_pool_wait_covers_a_dead_holders_lease() {
     // A lease longer than the old fixed default wait of 1 s.
-    let store = MemoryStore::with_clock(Duration::from_millis(1500), flakeid::SystemClock);
+    let store = MemoryStore::with_clock(Duration::from_millis(1500), flakeid::clock::SystemClock);
     let dead = store.client();
     let claimed = |s: &MemoryStore| {
         Generator::builder(Layout::snowflake()).build_claimed(

@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use flakeid::claim::{ClaimError, ClaimedGenerator, Claims, MemoryStore};
-use flakeid::{Generator, Layout, ManualClock, MintError};
+use flakeid::clock::ManualClock;
+use flakeid::{Generator, Layout, MintError};
 use proptest::prelude::*;
 
 const T0_NS: u64 = 1_793_448_000_000_000_000;

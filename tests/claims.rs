@@ -7,7 +7,8 @@ use std::time::Duration;
 use flakeid::claim::{
     ClaimError, ClaimState, ClaimStore, ClaimedGenerator, Claims, FileStore, MemoryStore, NodeState,
 };
-use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGenerator};
+use flakeid::clock::ManualClock;
+use flakeid::{ClockPolicy, Generator, Layout, MintError, ShardedGenerator};
 
 /// 2026-10-31T12:00:00Z.
 const T0_NS: u64 = 1_793_448_000_000_000_000;

@@ -288,8 +288,9 @@ proptest! {
 /// Every error says its remedy: bad settings, bad input, or a mint to retry; from real calls.
 #[test]
 fn errors_say_their_remedy() {
+    use flakeid::clock::ManualClock;
     use flakeid::error::ErrorKind;
-    use flakeid::{Generator, Layout, ManualClock};
+    use flakeid::{Generator, Layout};
     let settings = [
         "seq=40,node=30".parse::<Layout>().unwrap_err(),
         "no-such-preset".parse::<Layout>().unwrap_err(),

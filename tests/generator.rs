@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use flakeid::clock::ManualClock;
 use flakeid::error::Field;
 use flakeid::generator::FastPath;
 use flakeid::layout::TWEPOCH_MS;
-use flakeid::{
-    ClockPolicy, Error, Generator, GeneratorBuilder, Id, Layout, ManualClock, MintError,
-};
+use flakeid::{ClockPolicy, Error, Generator, GeneratorBuilder, Id, Layout, MintError};
 
 /// A generator on node 5 under `policy`, reading `clock`.
 fn builder(
@@ -673,7 +672,7 @@ fn fetch_add_under_oversubscription_and_leases_no_duplicate() {
     let g = Arc::new(
         Generator::builder(layout)
             .node(3)
-            .clock(flakeid::MonotonicClock::new())
+            .clock(flakeid::clock::MonotonicClock::new())
             .fast_path(FastPath::FetchAdd)
             .build()
             .unwrap(),
@@ -730,7 +729,7 @@ fn fetch_add_under_oversubscription_and_leases_no_duplicate() {
     assert_eq!(all.len(), 8 * 3_000 + leased.len());
     let now = layout
         .ticks_at(i128::from(flakeid::Clock::unix_ns(
-            &flakeid::MonotonicClock::new(),
+            &flakeid::clock::MonotonicClock::new(),
         )))
         .unwrap();
     let last = layout.decompose(g.last_id().get()).unwrap().ticks;

@@ -2,8 +2,9 @@
 //! both ways, a zero-copy view of a batch (checked against the safe per-element path, and
 //! under Miri).
 
+use flakeid::clock::ManualClock;
 use flakeid::decode::{Columns, Decoder};
-use flakeid::{Error, Generator, Id, Layout, ManualClock};
+use flakeid::{Error, Generator, Id, Layout};
 
 #[test]
 fn every_u64_is_an_id_and_signed_columns_are_checked() {

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use flakeid::{Clock, ClockPolicy, Generator, Id, Layout, ManualClock, ShardedGenerator};
+use flakeid::clock::ManualClock;
+use flakeid::{Clock, ClockPolicy, Generator, Id, Layout, ShardedGenerator};
 
 /// 2 sequence bits: 4 IDs per tick, so threads keep crossing tick boundaries.
 fn tiny() -> Layout {

@@ -8,7 +8,8 @@ use common::*;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use flakeid::{ClockPolicy, Generator, ManualClock};
+use flakeid::clock::ManualClock;
+use flakeid::{ClockPolicy, Generator};
 
 /// Held by each test for its whole run. `tracing` caches, per call site, whether any
 /// subscriber wants its events; a call site first reached on another test's thread while

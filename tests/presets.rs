@@ -12,8 +12,9 @@ use ferroid::define_snowflake_id;
 use ferroid::generator::BasicSnowflakeGenerator;
 use ferroid::id::{SnowflakeDiscordId, SnowflakeId, SnowflakeInstagramId, SnowflakeMastodonId};
 use ferroid::time::TimeSource;
+use flakeid::clock::ManualClock;
 use flakeid::layout::{DISCORD_EPOCH_MS, Grid, INSTAGRAM_EPOCH_MS};
-use flakeid::{Error, Generator, Layout, ManualClock, MintError};
+use flakeid::{Error, Generator, Layout, MintError};
 
 mod common;
 use common::Rng;
@@ -290,6 +291,19 @@ fn grids_against_ferroid_at_10ms_and_an_unaligned_epoch() {
             .unwrap();
         for (k, &m) in ms.iter().enumerate() {
             assert_eq!(Ok(m), l.unix_ms_of(k as u64 * 7));
+        }
+    }
+}
+
+/// The message for an unknown layout names every preset and every alias
+/// [`Layout::presets`] has (it is made from that list, not kept beside it).
+#[test]
+fn an_unknown_layout_names_every_preset() {
+    let message = "no-such-layout".parse::<Layout>().unwrap_err().to_string();
+    for p in Layout::presets() {
+        assert!(message.contains(p.name), "{}: {message}", p.name);
+        for alias in p.aliases {
+            assert!(message.contains(alias), "{alias}: {message}");
         }
     }
 }

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
+use flakeid::clock::ManualClock;
 use flakeid::layout::{Grid, Order};
-use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, ManualClock, MintError};
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, MintError};
 use proptest::prelude::*;
 
 /// Any layout the builder accepts: widths summing to at most 64, either order, either grid,

@@ -8,10 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+use flakeid::clock::{CoarseClock, ManualClock};
 use flakeid::error::Field;
-use flakeid::{
-    Clock, CoarseClock, Error, Generator, Id, Layout, ManualClock, MintError, ShardedGenerator,
-};
+use flakeid::{Clock, Error, Generator, Id, Layout, MintError, ShardedGenerator};
 
 fn wide() -> Layout {
     "seq=22,node=4,epoch=2025-01-01T00:00:00Z".parse().unwrap()
@@ -460,7 +459,7 @@ fn ids_on_the_coarse_clock_carry_the_time_within_the_lag() {
         .clock(CoarseClock::new())
         .build()
         .unwrap();
-    let wall = || flakeid::SystemClock.unix_ns() / 1_000_000;
+    let wall = || flakeid::clock::SystemClock.unix_ns() / 1_000_000;
     let before = wall();
     let ids: Vec<Id> = (0..200_000).map(|_| g.next_id().unwrap()).collect();
     let after = wall();

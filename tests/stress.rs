@@ -79,7 +79,8 @@ fn wide_layout_two_threads_ten_million() {
 /// singles, batches and through the iterator; checked across shards too.
 #[test]
 fn sharded_coarse_clock_six_threads_six_million() {
-    use flakeid::{CoarseClock, ShardedGenerator};
+    use flakeid::ShardedGenerator;
+    use flakeid::clock::CoarseClock;
     let sharded = Arc::new(
         ShardedGenerator::builder(Layout::snowflake())
             .datacenter(7)

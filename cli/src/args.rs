@@ -2,16 +2,28 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-const LAYOUT_HELP: &str = "Layout: a preset (snowflake, alias twitter; sonyflake, alias \
-sonyflake-v2; sonyflake-v1; discord; instagram; mastodon; js-safe, alias javascript-safe: 53-bit \
-IDs JavaScript holds exactly; names ignore case; `flakeid layout --list` shows them all) or a \
-custom layout `key=value,...` with keys time, seq, node (bits, 64 in all at most), dc \
-(datacenter bits inside node), order (tns = time|node|seq, tsn = time|seq|node), unit (e.g. \
-1ms, 10ms, 1500us, 1s), epoch (RFC 3339 or Unix ms; without it ticks count from 1970) and grid \
-(unix, the default: ticks on whole units since 1970, as Sonyflake; epoch: ticks from the epoch \
-instant, as ferroid). Example: seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z. Discord's \
-internal worker and process ids are the datacenter and worker here (--discord-worker, \
---discord-process)";
+/// The help of `--layout`: the presets (from `Layout::presets`, with their aliases), then
+/// the custom layout's keys.
+fn layout_help() -> String {
+    let presets: Vec<String> = flakeid::Layout::presets()
+        .iter()
+        .map(|p| match p.aliases {
+            [] => p.name.to_string(),
+            aliases => format!("{}, alias {}", p.name, aliases.join(", alias ")),
+        })
+        .collect();
+    format!(
+        "Layout: a preset ({}; names ignore case; `flakeid layout --list` shows them all; \
+js-safe makes 53-bit IDs JavaScript holds exactly) or a custom layout `key=value,...` with keys \
+time, seq, node (bits, 64 in all at most), dc (datacenter bits inside node), order (tns = \
+time|node|seq, tsn = time|seq|node), unit (e.g. 1ms, 10ms, 1500us, 1s), epoch (RFC 3339 or Unix \
+ms; without it ticks count from 1970) and grid (unix, the default: ticks on whole units since \
+1970, as Sonyflake; epoch: ticks from the epoch instant, as ferroid). Example: \
+seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z. Discord's internal worker and process ids \
+are the datacenter and worker here (--discord-worker, --discord-process)",
+        presets.join("; ")
+    )
+}
 
 #[derive(Parser)]
 #[command(
@@ -69,7 +81,7 @@ pub(crate) enum Command {
 
 #[derive(Args)]
 pub(crate) struct LayoutArg {
-    #[arg(long, short = 'l', default_value = "snowflake", help = LAYOUT_HELP)]
+    #[arg(long, short = 'l', default_value = "snowflake", help = layout_help())]
     pub(crate) layout: String,
 }
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::{Clock, CoarseClock, Error, Id, MintError, MonotonicClock, ShardedGenerator};
+use flakeid::clock::{CoarseClock, MonotonicClock};
+use flakeid::{Clock, Error, Id, MintError, ShardedGenerator};
 
 use crate::args::BenchArgs;
 use crate::{CliError, CliResult, parse_layout, print_out};

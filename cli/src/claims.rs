@@ -5,9 +5,10 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use flakeid::Clock;
 use flakeid::claim::{self, ClaimInfo, ClaimStore, NamespaceInfo, NodeState};
+use flakeid::clock::SystemClock;
 use flakeid::rfc3339::Timestamp;
-use flakeid::{Clock, SystemClock};
 
 use crate::args::ClaimsArgs;
 use crate::{CliError, CliResult, print_out};

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use flakeid::claim::{ClaimError, ClaimGate, ClaimStatus, Claims};
+use flakeid::clock::MonotonicClock;
 use flakeid::generator::{TickGate, Unfenced};
 use flakeid::rfc3339::Timestamp;
-use flakeid::{Clock, Encoding, Generator, Id, Layout, MonotonicClock};
+use flakeid::{Clock, Encoding, Generator, Id, Layout};
 
 use crate::args::{ClaimArgs, ClaimStoreArgs, Format, GenArgs, NodeArgs};
 use crate::{CliError, CliResult, io_err, parse_layout, resolve_node, warn};

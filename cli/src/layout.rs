@@ -13,7 +13,7 @@ use crate::{CliResult, parse_layout, print_out, warn};
 
 /// What a user should know before using a layout: printed on standard error.
 fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
-    let now = i128::from(flakeid::SystemClock.unix_ns());
+    let now = i128::from(flakeid::clock::SystemClock.unix_ns());
     let end = Timestamp(l.end_unix_ns());
     let year_ns = 365 * 86_400 * 1_000_000_000i128;
     let mut warnings = Vec::new();

@@ -17,9 +17,10 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+use flakeid::clock::SystemClock;
 use flakeid::error::Field;
 use flakeid::layout::Order;
-use flakeid::{Clock, Error, GeneratorBuilder, Layout, SystemClock};
+use flakeid::{Clock, Error, GeneratorBuilder, Layout};
 
 use args::{Cli, Command, LayoutArg, MachineIdSource, NodeArgs};
 
@@ -85,7 +86,7 @@ pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
         CliError::new(Some("--layout"), format!("{:?}: {text}", arg.layout))
     };
     let layout: Layout = arg.layout.parse().map_err(flag)?;
-    if layout.epoch_unix_ns() > i128::from(flakeid::SystemClock.unix_ns()) {
+    if layout.epoch_unix_ns() > i128::from(flakeid::clock::SystemClock.unix_ns()) {
         return Err(flag(Error::EpochInFuture {
             epoch_unix_ms: layout.epoch_unix_ms(),
         }));

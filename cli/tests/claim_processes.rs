@@ -199,7 +199,7 @@ fn a_lost_claim_flushes_and_exits_non_zero() {
     assert_eq!(g.claimed_node(), 2);
     g.wait_for_ids(10);
     std::fs::remove_file(dir.join("default/node-2.lock")).unwrap();
-    let removed_at = flakeid::SystemClock.unix_ns_now();
+    let removed_at = flakeid::clock::SystemClock.unix_ns_now();
     let line = g.line(Duration::from_secs(10));
     assert!(
         line.contains("claim lost") && line.contains("node 2"),
@@ -224,7 +224,7 @@ fn a_lost_claim_flushes_and_exits_non_zero() {
 trait NowNs {
     fn unix_ns_now(&self) -> u64;
 }
-impl NowNs for flakeid::SystemClock {
+impl NowNs for flakeid::clock::SystemClock {
     fn unix_ns_now(&self) -> u64 {
         flakeid::Clock::unix_ns(self)
     }
@@ -338,7 +338,7 @@ fn sigterm_and_a_closed_stdout_release_the_claim() {
         assert_eq!(rows.len(), 1, "{what}: {rows:?}");
         assert_eq!(rows[0]["state"], "released", "{what}: {rows:?}");
         let reserved = rows[0]["reserved_until_unix_ns"].as_u64().unwrap();
-        let now = flakeid::Clock::unix_ns(&flakeid::SystemClock);
+        let now = flakeid::Clock::unix_ns(&flakeid::clock::SystemClock);
         assert!(
             reserved < now + 60_000_000_000,
             "{what}: the reservation was not cut to what was minted: {reserved} vs now {now}"

@@ -624,7 +624,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
         })
         .unwrap();
     // A reservation a moment ago, which the holder after it starts at.
-    let past = flakeid::Clock::unix_ns(&flakeid::SystemClock) - 1_000_000_000;
+    let past = flakeid::Clock::unix_ns(&flakeid::clock::SystemClock) - 1_000_000_000;
     open_store.renew(&c, past).unwrap();
     open_store.release(&c, past).unwrap();
     drop(open_store);

@@ -9,10 +9,11 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use flakeid::clock::ManualClock;
 use flakeid::decode::{Backend, ColumnBuffers, Columns, Decoder, Fields, Stores};
 use flakeid::generator::FastPath;
 use flakeid::layout::{Grid, Order};
-use flakeid::{ClockPolicy, Encoding, Error, Generator, Id, Layout, ManualClock, MintError};
+use flakeid::{ClockPolicy, Encoding, Error, Generator, Id, Layout, MintError};
 
 /// Reads fuzz input as numbers; past the end it yields zeros.
 struct Input<'a>(&'a [u8]);

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use flakeid::claim::store::{ClaimRequest, Claimed, Repaired};
 use flakeid::claim::{ClaimError, ClaimInfo, ClaimStore, ClaimedGenerator, Claims, NamespaceInfo};
-use flakeid::{Generator, ManualClock, MintError};
+use flakeid::clock::ManualClock;
+use flakeid::{Generator, MintError};
 use flakeid_loom_tests::{model, must_fail, tiny};
 use loom::sync::{Arc, Mutex};
 use loom::thread;

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
+use flakeid::clock::ManualClock;
 use flakeid::generator::FastPath;
-use flakeid::{ClockPolicy, Generator, Layout, ManualClock, MintError, ShardedGenerator};
+use flakeid::{ClockPolicy, Generator, Layout, MintError, ShardedGenerator};
 use loom::sync::Arc;
 use loom::thread;
 

@@ -44,7 +44,8 @@ struct Entries {
 /// ```
 /// use std::time::Duration;
 /// use flakeid::claim::{Claims, MemoryStore};
-/// use flakeid::{Generator, Layout, ManualClock};
+/// use flakeid::{Generator, Layout};
+/// use flakeid::clock::ManualClock;
 ///
 /// let clock = ManualClock::from_unix_ms(1_800_000_000_000);
 /// let store = MemoryStore::with_clock(Duration::from_secs(10), clock.clone());

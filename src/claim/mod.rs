@@ -59,7 +59,7 @@ mod build;
 mod claimed;
 mod claims;
 mod error;
-mod fence;
+pub(crate) mod fence;
 #[cfg(unix)]
 mod file;
 mod holder;
@@ -75,7 +75,8 @@ pub use access::{Access, ReadAccess, Secret};
 pub use claimed::{ClaimGate, ClaimedGenerator};
 pub use claims::Claims;
 pub use error::{ClaimError, ClaimErrorKind};
-pub use fence::{ClaimState, Fence};
+pub use fence::ClaimState;
+pub(crate) use fence::Fence;
 #[cfg(unix)]
 pub use file::FileStore;
 pub use holder::ClaimStatus;

@@ -20,7 +20,8 @@ use crate::sync::{AtomicU64, Ordering};
 /// made by [`CoarseClock::new`]; it exits when the last of them is dropped.
 ///
 /// ```
-/// use flakeid::{Clock, CoarseClock};
+/// use flakeid::{Clock};
+/// use flakeid::clock::CoarseClock;
 ///
 /// let clock = CoarseClock::new();
 /// assert!(clock.recent_unix_ns() <= clock.unix_ns());

@@ -255,8 +255,8 @@ impl<C> GeneratorBuilder<C> {
         self
     }
 
-    /// Uses another clock, e.g. [`SystemClock`](crate::SystemClock) or
-    /// [`ManualClock`](crate::ManualClock).
+    /// Uses another clock, e.g. [`SystemClock`](crate::clock::SystemClock) or
+    /// [`ManualClock`](crate::clock::ManualClock).
     pub fn clock<D: Clock>(self, clock: D) -> GeneratorBuilder<D> {
         GeneratorBuilder {
             layout: self.layout,

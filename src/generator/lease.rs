@@ -150,7 +150,8 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
 /// compare-and-swap. Dropping it hands the generator back to everyone.
 ///
 /// ```
-/// use flakeid::{CoarseClock, Generator, Layout};
+/// use flakeid::{Generator, Layout};
+/// use flakeid::clock::CoarseClock;
 ///
 /// let generator = Generator::builder(Layout::snowflake())
 ///     .datacenter(1)

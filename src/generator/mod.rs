@@ -35,14 +35,14 @@ use crate::layout::Layout;
 use crate::state::{self, Shape};
 use crate::sync::{self, AtomicU64, Ordering};
 
-/// The clock a generator gets when none is named: the [`CoarseClock`](crate::CoarseClock),
-/// the [`MonotonicClock`](crate::MonotonicClock) plus a reading a background thread publishes every millisecond.
+/// The clock a generator gets when none is named: the [`CoarseClock`](crate::clock::CoarseClock),
+/// the [`MonotonicClock`](crate::clock::MonotonicClock) plus a reading a background thread publishes every millisecond.
 ///
 /// The trade-off: the same-tick fast path reads that published value (one relaxed load)
 /// instead of the TSC, so an ID's time can lag the true time by about one millisecond
 /// (plus however late the OS wakes the thread); every decision that changes the tick is
 /// still taken on the precise clock, so uniqueness and order do not depend on it, and no ID
-/// is ever ahead of the clock. Name [`MonotonicClock`](crate::MonotonicClock) (`.clock(MonotonicClock::new())`)
+/// is ever ahead of the clock. Name [`MonotonicClock`](crate::clock::MonotonicClock) (`.clock(MonotonicClock::new())`)
 /// for IDs whose time is exact to the tick, at a TSC read per ID. The default exists with
 /// `std` only; without it there is no default, and [`GeneratorBuilder::with_clock`] names
 /// the clock.
@@ -53,7 +53,7 @@ pub type DefaultClock = crate::clock::CoarseClock;
 pub type DefaultClock = crate::clock::MonotonicClock;
 /// Without `std` the default clock type parameter is this placeholder, which cannot be
 /// named by a public path nor made, so no `no_std` code can depend on the default: turning
-/// `std` on (it makes the default [`CoarseClock`](crate::CoarseClock)) then breaks nothing.
+/// `std` on (it makes the default [`CoarseClock`](crate::clock::CoarseClock)) then breaks nothing.
 #[cfg(not(feature = "std"))]
 pub type DefaultClock = crate::__private::NoDefaultClock;
 

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::procs::{Gen, spawn};
 use flakeid::claim::{ClaimError, Claims, OpenOptions};
-use flakeid::{Clock, Generator, Layout, ManualClock, SystemClock};
+use flakeid::clock::{ManualClock, SystemClock};
+use flakeid::{Clock, Generator, Layout};
 
 /// The store a URL names, as the tool maps it: `etcd://` to flakeid-etcd, `zookeeper://` to
 /// flakeid-zookeeper, the rest to the library's own.

@@ -82,7 +82,7 @@ fn decode(c: &mut Criterion) {
             });
         }
         // One column (timestamps only: the most common analytics case) on the measured
-        // backend, against copying the same bytes (issue 17, goal 6: at most 1.3x).
+        // backend, against copying the same bytes (the goal: at most 1.3x).
         let fastest = Decoder::new(&layout);
         group.bench_function(
             format!("one_column_unix_ms/{}", fastest.backend().name()),

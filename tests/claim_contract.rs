@@ -1,7 +1,7 @@
 //! The claim store contract on the stores of one host (memory, file, static), and the
-//! ways a duplicate or a dead claim came about before (issue 23): a file lock replaced
-//! between check and write, overlapping renewals, shards sharing a static id, a forgotten
-//! lease, a renewer that died, a restart that insisted on an unusable id.
+//! claim layer's guarantees where a duplicate or a dead claim could come about: a file
+//! lock replaced between check and write, overlapping renewals, shards sharing a static
+//! id, a forgotten lease, a renewer that died, a restart on an unusable id.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -135,8 +135,8 @@ fn the_static_store_gives_held_claims_distinct_ids() {
     assert_eq!(listed, [5, 6, 7]);
 }
 
-/// Issue 23, item 3: a sharded generator on `static:N` used to claim N for every shard,
-/// and two shards minted the same ID in the same tick.
+/// A sharded generator on `static:N` mints on N, N+1, ... (one id per shard): no two
+/// shards mint the same ID in the same tick.
 #[test]
 fn shards_on_a_static_id_mint_on_consecutive_ids_without_duplicates() {
     let clock = ManualClock::new(T0_NS);
@@ -219,9 +219,9 @@ impl ClaimStore for PlainPut {
     }
 }
 
-/// Issue 23, item 2: renewal A computes its reservation and stalls in the store; renewal
-/// B, on a later clock, stores a higher one; A's write lands last. Before the fix the
-/// store ended below what the fence had let through; now B waits for A.
+/// Renewal A computes its reservation and stalls in the store; renewal B, on a later
+/// clock, stores a higher one: B waits for A, so the store never ends below what the fence
+/// let through.
 #[test]
 fn overlapping_renewals_of_one_claim_store_in_order() {
     let store = PlainPut::default();
@@ -263,7 +263,7 @@ fn overlapping_renewals_of_one_claim_store_in_order() {
     );
 }
 
-/// Issue 23, item 1: while a holder renews, its lock file is removed and another process
+/// While a holder renews, its lock file is removed and another process
 /// claims the id. No reservation the old holder was told is stored may lie above where
 /// the new holder starts, and nothing the old holder writes lands after the new claim.
 #[test]
@@ -324,7 +324,7 @@ fn a_replaced_lock_file_never_lets_the_old_holders_write_land_after_the_new_clai
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Issue 23, item 4: a lease forgotten (`mem::forget`) while it had minted in later ticks
+/// A lease forgotten (`mem::forget`) while it had minted in later ticks
 /// than the shared word records: the release must cut the reservation at or above the
 /// lease's last tick, or the next holder mints the lease's IDs again.
 #[test]
@@ -415,8 +415,7 @@ impl ClaimStore for PanicsOnRenewal {
     }
 }
 
-/// Issue 23, item 11: a renewal that panics used to leave the claim "active" and minting
-/// failing with "resumes by itself" forever. Now the state says nothing renews, and
+/// A renewal that panics marks the claim stopped: its state says nothing renews, and
 /// minting at the fence fails with a final error that says so.
 #[test]
 fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
@@ -452,7 +451,7 @@ fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
     assert!(e.is_final());
 }
 
-/// Issue 23, item 11 on tokio: the runtime the renewal task ran on shut down.
+/// The same on tokio: the runtime the renewal task ran on shut down.
 #[cfg(feature = "tokio")]
 #[test]
 fn a_renewal_task_whose_runtime_shut_down_marks_the_claim_stopped() {
@@ -477,7 +476,7 @@ fn a_renewal_task_whose_runtime_shut_down_marks_the_claim_stopped() {
     ));
 }
 
-/// Issue 23, item 13: after a crash with a long window, id 0's reservation lies ten
+/// After a crash with a long window, id 0's reservation lies ten
 /// minutes ahead; the restart takes free id 1 instead of failing, and lets id 0 go with
 /// its reservation untouched.
 #[test]
@@ -517,8 +516,8 @@ fn a_restart_prefers_a_usable_free_id_to_one_reserved_far_ahead() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Issue 23, item 14: with no pool wait given, a claim on a full pool waits out the dead
-/// holder's lease (TTL + window + 1 s) and takes its id, instead of failing after 1 s.
+/// With no pool wait given, a claim on a full pool waits out the dead holder's lease (TTL
+/// + window + 1 s) and takes its id.
 #[test]
 fn the_default_pool_wait_covers_a_dead_holders_lease() {
     // A lease longer than the old fixed default wait of 1 s.
@@ -541,8 +540,8 @@ fn the_default_pool_wait_covers_a_dead_holders_lease() {
     assert!(started.elapsed() >= Duration::from_millis(1400));
 }
 
-/// Issue 23, item 9: a store error that passes (a leader change, a timeout) no longer
-/// ends the wait for an id: the claim retries within the pool wait.
+/// A store error that passes (a leader change, a timeout) does not end the wait for an
+/// id: the claim retries within the pool wait.
 #[test]
 fn waiting_for_an_id_rides_out_a_store_that_is_briefly_unreachable() {
     let store = MemoryStore::new();

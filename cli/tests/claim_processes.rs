@@ -302,11 +302,10 @@ fn bad_claim_flags_are_clear_errors_and_write_nothing() {
     std::fs::remove_file(&not_a_dir).unwrap();
 }
 
-/// Issue 23, item 12: `gen --claim` released its claim on SIGINT only; on SIGTERM (how
-/// Kubernetes stops a pod) and on a closed stdout (`| head -1`) the id stayed reserved for
-/// the whole window. Now both release it: the state file says released, its reservation
-/// is cut to what was minted (well before the 10 minute window), and the next holder
-/// takes the id at once.
+/// `gen --claim` releases its claim on SIGTERM (how Kubernetes stops a pod) and on a closed
+/// stdout (`| head -1`), as on SIGINT: the state file says released, its reservation is cut
+/// to what was minted (well before the 10 minute window), and the next holder takes the id
+/// at once.
 #[test]
 fn sigterm_and_a_closed_stdout_release_the_claim() {
     let dir = temp_dir("release-on-exit");
@@ -401,8 +400,7 @@ fn sigterm_and_a_closed_stdout_release_the_claim() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Issue 23, item 6: one corrupt id no longer blocks the namespace: the claim takes the
-/// next free id, and `flakeid claims` lists the corrupt one with what is wrong.
+/// One corrupt id does not block the namespace: the claim takes the next free id, and `flakeid claims` lists the corrupt one with what is wrong.
 #[test]
 fn a_corrupt_id_is_skipped_and_claims_lists_it() {
     let dir = temp_dir("corrupt-cli");

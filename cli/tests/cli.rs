@@ -884,10 +884,9 @@ fn crlf_input_decodes_as_lf_input() {
     assert_eq!(crlf.status.code(), Some(1));
 }
 
-/// Issue 23, item 18: a line had no length limit (`decode < /dev/zero` grew to gigabytes,
-/// and a 40 MB line through a pipe took seconds, the partial line rescanned after every
-/// read). An over-long line is now one bad line, skipped to its newline, in linear time;
-/// the lines around it are decoded.
+/// An over-long line (`decode < /dev/zero`, a 40 MB line through a pipe) is one bad line,
+/// skipped to its newline in linear time and bounded memory; the lines around it are
+/// decoded.
 #[test]
 fn an_overlong_line_is_one_bad_line_and_the_rest_decode() {
     let mut input = b"2116500430648709162\n".to_vec();
@@ -909,7 +908,7 @@ fn an_overlong_line_is_one_bad_line_and_the_rest_decode() {
     assert!(reports[1].starts_with("line 4:"), "{err}");
 }
 
-/// Issue 23, item 19: the tool's rough edges, each a clear message.
+/// Misuse of the tool gets a clear message each, naming the flag and the remedy.
 #[test]
 fn rough_edges_are_clear_errors() {
     // Discord's flags belong to the Discord layout.

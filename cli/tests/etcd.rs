@@ -241,10 +241,9 @@ impl Cluster {
     }
 }
 
-/// Issue 23, item 7: one member of a three-member cluster stops answering (SIGSTOP: a
-/// follower or the leader, whichever it is), later another is killed: the holders, which
-/// were given all three endpoints, keep minting throughout (before: every holder exited
-/// within 15-25 s). Then a SIGTERM releases each claim (exit 143).
+/// One member of a three-member cluster stops answering (SIGSTOP: a follower or the
+/// leader, whichever it is), later another is killed: the holders, which were given all
+/// three endpoints, keep minting throughout. Then a SIGTERM releases each claim (exit 143).
 #[test]
 fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
     let _one = fleet::one_at_a_time();
@@ -463,7 +462,7 @@ impl Server for SecuredEtcd {
     }
 }
 
-/// The fleet scenarios of issue 15 again, on the secured etcd: TLS with client
+/// The fleet scenarios again, on the secured etcd: TLS with client
 /// certificates, and a user whose tokens expire every 2 s.
 mod over_tls {
     use super::*;

@@ -194,10 +194,9 @@ use flakeid::claim::{Claims, OpenOptions};
 /// 2027-01-15T08:00:00Z.
 const T: u64 = 1_800_000_000_000_000_000;
 
-/// Issue 23, item 8: a renewal whose write ZooKeeper applied but whose reply was lost (the
-/// connection reset right after the request) left the remembered version stale; the next
-/// renewal met BadVersion and reported the claim lost, for good. Now it reads back, sees
-/// its session still owns the claim, adopts the version and goes on.
+/// A renewal whose write ZooKeeper applied but whose reply was lost (the connection reset
+/// right after the request) is not a lost claim: the next renewal reads back, sees its
+/// session still owns the claim, adopts the version and goes on.
 #[test]
 fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
     let _one = fleet::one_at_a_time();
@@ -231,9 +230,8 @@ fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
     store.release(&c, last).unwrap();
 }
 
-/// Issue 23, item 10: once its session expired, a `ZooKeeperStore` failed every later
-/// claim. Now the claims of the expired session are lost (as they must be) and the next
-/// claim opens a new session.
+/// Once its session expired, a `ZooKeeperStore`'s claims of that session are lost (as they
+/// must be) and the next claim opens a new session.
 #[test]
 fn a_store_whose_session_expired_claims_again_in_a_new_session() {
     let _one = fleet::one_at_a_time();
@@ -270,9 +268,8 @@ fn a_store_whose_session_expired_claims_again_in_a_new_session() {
     second.renew_claim().unwrap();
 }
 
-/// Issue 23, item 12 (ZooKeeper): a holder that exits without releasing (after "claim
-/// lost", say) used to leave its ephemeral node for a whole session timeout. Dropping
-/// the store now closes its session, so the node goes at once.
+/// A holder that exits without releasing (after "claim lost", say) leaves no ephemeral node
+/// for a session timeout: dropping the store closes its session, so the node goes at once.
 #[test]
 fn dropping_the_store_closes_its_session_and_frees_its_ids() {
     let _one = fleet::one_at_a_time();

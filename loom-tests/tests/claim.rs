@@ -187,8 +187,8 @@ fn a_fence_published_before_the_write_is_caught() {
     );
 }
 
-/// A store that writes whatever it is given (no maximum of its own), as the file and etcd
-/// stores did before issue 23: only the holder's ordering of renewals keeps it from
+/// A store that writes whatever it is given (no maximum of its own), (the known-wrong
+/// store of this model): only the holder's ordering of renewals keeps it from
 /// going down.
 #[derive(Debug, Clone)]
 struct PlainStore(Arc<Mutex<u64>>);

@@ -1,4 +1,4 @@
-//! The fleet scenarios of issue 15, written once over a [`Server`] (etcd, ZooKeeper):
+//! The fleet scenarios, written once over a [`Server`] (etcd, ZooKeeper):
 //! real `flakeid gen` processes against a real coordinator the test started. Included with
 //! `#[path]` by `tests/etcd.rs` and `tests/zookeeper.rs`.
 #![allow(dead_code)]
@@ -738,9 +738,8 @@ pub fn an_unreachable_store_is_a_clear_error_within_the_bound(scheme: &str) {
     );
 }
 
-/// Issue 23, item 16: the store goes away for longer than `--max-wait`: `gen` writes out
-/// what it minted and stops with a message that says what happened (before, it said
-/// "minting resumes by itself once a renewal lands", then exited).
+/// The store goes away for longer than `--max-wait`: `gen` writes out what it minted and
+/// stops with a message that says what happened (not that minting resumes by itself).
 pub fn when_the_window_runs_out_gen_says_what_happened_and_stops(server: &mut dyn Server) {
     let url = server.url();
     let g = spawn(&gen_args(

@@ -156,8 +156,9 @@ impl NodeState {
 
 /// Durable storage of claims: what the claim model needs from a coordinator.
 ///
-/// The contract, which the fence's guarantee rests on (`tests/common/conformance.rs` checks
-/// it against every store of this crate, the real etcd and ZooKeeper included):
+/// The contract, which the fence's guarantee rests on (the `flakeid-testkit` crate checks it
+/// against every store of the workspace, the real etcd and ZooKeeper included, and against
+/// yours):
 /// - [`claim`](ClaimStore::claim) takes the lowest id of the pool that no live holder
 ///   owns and whose data is readable, and returns the last reservation stored for it by
 ///   anyone. An id whose data cannot be read is skipped, never overwritten. With none

@@ -1,8 +1,7 @@
 //! `flakeid gen --claim file:DIR` as real processes: racing for a pool, a full pool,
 //! `kill -9` and the next holder, `flakeid claims` against what the processes report.
 
-#[path = "common/procs.rs"]
-mod procs;
+use flakeid_fleet::procs;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

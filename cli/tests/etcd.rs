@@ -7,193 +7,19 @@
 //! set (CI sets it) a missing server fails the test instead.
 #![cfg(feature = "etcd")]
 
-#[path = "common/fleet.rs"]
-#[macro_use]
-mod fleet;
-#[path = "common/procs.rs"]
-mod procs;
-#[path = "common/serve_fleet.rs"]
-mod serve_fleet;
-#[path = "common/service.rs"]
-mod service;
+use flakeid_fleet::procs;
+use flakeid_fleet::scenarios as fleet;
+use flakeid_fleet::service;
+use flakeid_fleet::{gen_scenarios, scenarios};
 
 use std::process::Command;
 use std::time::Duration;
 
-use fleet::{Process, Server, available, free_port, holders_keep_minting, stop_and_check_unique};
+use fleet::{Process, Server, free_port, holders_keep_minting, stop_and_check_unique};
 
-/// An etcd server on loopback; stopped (and its data removed) on drop.
-struct Etcd {
-    process: Process,
-    client_port: u16,
-    peer_port: u16,
-}
-
-impl Etcd {
-    /// Starts a server, or says why not: `None` (the test skips) when there is no `etcd`
-    /// binary, unless `FLAKEID_REQUIRE_SERVERS` is set.
-    fn start(name: &str) -> Option<Etcd> {
-        if !etcd_available(name) {
-            return None;
-        }
-        let mut etcd = Etcd {
-            process: Process::new("etcd", name),
-            client_port: free_port(),
-            peer_port: free_port(),
-        };
-        etcd.launch();
-        Some(etcd)
-    }
-}
-
-impl Server for Etcd {
-    fn url(&self) -> String {
-        format!("etcd://127.0.0.1:{}", self.client_port)
-    }
-
-    fn stop(&mut self) {
-        self.process.stop();
-    }
-
-    /// Starts (or restarts) the server on the same ports and data, and waits (bounded)
-    /// until it answers.
-    fn launch(&mut self) {
-        let peer = format!("flakeid-test=http://127.0.0.1:{}", self.peer_port);
-        let mut command = member(
-            &self.process,
-            "flakeid-test",
-            (self.client_port, self.peer_port),
-            &peer,
-            None,
-        );
-        let url = self.url();
-        self.process.spawn(
-            &mut command,
-            &url,
-            self.client_port,
-            Duration::from_secs(20),
-        );
-    }
-}
-
-/// The command that runs etcd member `name` of `initial_cluster` on loopback, its data in
-/// `process`'s directory; with `tls`, its clients over TLS with a certificate its CA
-/// signed (`--client-cert-auth`).
-fn member(
-    process: &Process,
-    name: &str,
-    (client_port, peer_port): (u16, u16),
-    initial_cluster: &str,
-    tls: Option<&certs::Certs>,
-) -> Command {
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let client = format!("{scheme}://127.0.0.1:{client_port}");
-    let peer = format!("http://127.0.0.1:{peer_port}");
-    let mut command = Command::new("etcd");
-    command
-        .args(["--name", name, "--data-dir"])
-        .arg(process.dir.join("data"))
-        .args(["--listen-client-urls", &client])
-        .args(["--advertise-client-urls", &client])
-        .args(["--listen-peer-urls", &peer])
-        .args(["--initial-advertise-peer-urls", &peer])
-        .args(["--initial-cluster", initial_cluster])
-        .args(["--logger", "zap", "--log-level", "error"]);
-    if let Some(certs) = tls {
-        command
-            .arg("--cert-file")
-            .arg(&certs.server_cert)
-            .arg("--key-file")
-            .arg(&certs.server_key)
-            .arg("--trusted-ca-file")
-            .arg(&certs.ca)
-            .arg("--client-cert-auth");
-    }
-    command
-}
-
-/// Whether the `etcd` binary is there (else the test skips, or fails under
-/// `FLAKEID_REQUIRE_SERVERS`).
-fn etcd_available(test: &str) -> bool {
-    available(
-        test,
-        "etcd",
-        &["--version"],
-        "Debian: apt-get install etcd-server",
-    )
-}
+use flakeid_fleet::etcd::{Etcd, etcd_available, member};
 
 scenarios!(Etcd::start, "etcd");
-
-use flakeid_testkit as conformance;
-
-/// The store contract against the real etcd, through etcd's own client for the faults:
-/// a lease revoked under its holder, a reservation key overwritten with garbage.
-struct EtcdBackend {
-    url: String,
-    endpoint: String,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl EtcdBackend {
-    fn client(&self) -> etcd_client::Client {
-        self.runtime
-            .block_on(etcd_client::Client::connect([self.endpoint.as_str()], None))
-            .unwrap()
-    }
-}
-
-impl conformance::Backend for EtcdBackend {
-    fn handle(&self) -> std::sync::Arc<dyn flakeid::claim::ClaimStore> {
-        fleet::open(&self.url).unwrap()
-    }
-    fn lose(
-        &self,
-        _: &std::sync::Arc<dyn flakeid::claim::ClaimStore>,
-        claimed: &flakeid::claim::store::Claimed,
-    ) {
-        let mut client = self.client();
-        self.runtime
-            .block_on(client.lease_revoke(claimed.token as i64))
-            .unwrap();
-    }
-    fn corrupt(&self, namespace: &str, node: u64) {
-        let mut client = self.client();
-        let key = format!("flakeid/{namespace}/reserved/{node}");
-        self.runtime
-            .block_on(client.put(key, "not a reservation", None))
-            .unwrap();
-    }
-    fn raw(&self, namespace: &str, node: u64) -> Option<Vec<u8>> {
-        let mut client = self.client();
-        let key = format!("flakeid/{namespace}/reserved/{node}");
-        let resp = self.runtime.block_on(client.get(key, None)).unwrap();
-        resp.kvs().first().map(|kv| kv.value().to_vec())
-    }
-    fn remove_reservation(&self, namespace: &str, node: u64) -> bool {
-        let mut client = self.client();
-        let key = format!("flakeid/{namespace}/reserved/{node}");
-        let resp = self.runtime.block_on(client.delete(key, None)).unwrap();
-        resp.deleted() == 1
-    }
-}
-
-#[test]
-fn the_etcd_store_keeps_the_contract() {
-    let _one = fleet::one_at_a_time();
-    let Some(server) = Etcd::start("contract") else {
-        return;
-    };
-    let backend = EtcdBackend {
-        url: server.url(),
-        endpoint: format!("127.0.0.1:{}", server.client_port),
-        runtime: tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap(),
-    };
-    conformance::run_all(&backend, "etcd");
-}
 
 /// Three etcd members on loopback, one cluster; each its own process and data.
 struct Cluster {
@@ -301,8 +127,7 @@ fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
     );
 }
 
-#[path = "common/proxy.rs"]
-mod proxy;
+use flakeid_fleet::proxy;
 
 /// A claim whose reply was lost (the connection cut right after the transaction that bound
 /// node 0 to the claim's lease) is retried: the retry finds node 0 bound to its own lease
@@ -337,8 +162,7 @@ fn a_claim_whose_reply_was_lost_finds_its_id_again() {
     through.release(&claimed, 0).unwrap();
 }
 
-#[path = "common/certs.rs"]
-mod certs;
+use flakeid_fleet::certs;
 
 /// The password the secured servers' `flakeid` user has: every output is grepped for it.
 const ETCD_PASSWORD: &str = "pw-etcd-7f3a9c";
@@ -702,8 +526,7 @@ fn the_etcd_password_shows_nowhere() {
     assert!(!all.contains(ETCD_PASSWORD), "the password showed: {all}");
 }
 
-#[path = "common/stale_member.rs"]
-mod stale_member;
+use flakeid_fleet::stale_member;
 
 /// A keep-alive answered with a TTL of 0, or not answered at all, by a member whose lessor
 /// does not know the lease (a leader just elected and still applying its log, a stale

@@ -3,8 +3,7 @@
 //! generated client, health, reflection), and SIGTERM releasing the claims. Coordinators
 //! are in `etcd.rs` and `zookeeper.rs`.
 
-#[path = "common/service.rs"]
-mod service;
+use flakeid_fleet::service;
 
 use std::collections::HashSet;
 use std::time::Duration;

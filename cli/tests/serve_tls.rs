@@ -3,10 +3,8 @@
 //! certificate reloaded on SIGHUP and on a file change while a connection made before
 //! stays open; a broken pair refused and the one in use kept.
 
-#[path = "common/certs.rs"]
-mod certs;
-#[path = "common/service.rs"]
-mod service;
+use flakeid_fleet::certs;
+use flakeid_fleet::service;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

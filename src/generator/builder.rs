@@ -41,7 +41,6 @@ impl<C: Clock> GeneratorBuilder<C> {
     }
 }
 
-#[cfg(feature = "std")]
 enum NodeSpec {
     Unset,
     Node(u64),

@@ -2,8 +2,6 @@
 //! addresses read from its first line on standard error), called with a real HTTP client,
 //! signalled, and killed on drop. Every wait is bounded.
 
-#![allow(dead_code)] // each test binary uses a part of it
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -32,7 +30,7 @@ pub fn serve_env(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served
     } else {
         &["--listen", "127.0.0.1:0"]
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+    let mut child = Command::new(crate::binary())
         .arg("serve")
         .args(args)
         .args(listen)

@@ -4,7 +4,6 @@
 //! (every connection closed, new ones closed at once) until brought back, or blackholes
 //! (bytes held, nothing forwarded either way, connections left open: a member that stopped
 //! answering, or a partition) until it heals.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

@@ -4,7 +4,6 @@
 //! lease answers them (a leader elected a moment ago, still applying its log; a stale leader
 //! resumed from a pause): with a TTL of 0, or by ending the stream without an answer.
 //! Everything else (the transactions) still reaches the cluster and says the lease lives.
-#![allow(dead_code)]
 
 use std::convert::Infallible;
 use std::sync::Arc;

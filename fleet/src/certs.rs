@@ -1,7 +1,6 @@
 //! Certificates the security tests make themselves (rcgen): a CA, a server certificate
 //! for 127.0.0.1 and localhost, a client certificate; written as PEM files into a
-//! directory. Included with `#[path]`.
-#![allow(dead_code)]
+//! directory.
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,4 @@
-//! Real `flakeid gen` processes for the claim tests: spawned, watched, killed. Included
-//! with `#[path]` by the tests that run processes only (it needs the `flakeid` binary).
-#![allow(dead_code)]
+//! Real `flakeid gen` processes for the claim tests: spawned, watched, killed.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -18,7 +16,7 @@ pub struct Gen {
 }
 
 pub fn spawn(args: &[&str]) -> Gen {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+    let mut child = Command::new(crate::binary())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use flakeid::Layout;
 
-use super::fleet::Server;
-use super::service::{Served, client, serve};
+use crate::scenarios::Server;
+use crate::service::{Served, client, serve};
 
 const START: Duration = Duration::from_secs(60);
 
@@ -206,7 +206,7 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
                     {
                         got.lock()
                             .unwrap()
-                            .push((holder, super::service::ids_of_json(&text)));
+                            .push((holder, crate::service::ids_of_json(&text)));
                     }
                 }
             })
@@ -243,7 +243,7 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
                 // the id again, nobody having written its reservation since (etcd), and
                 // serves on.
                 let deadline = Instant::now() + Duration::from_secs(20);
-                let ready = super::service::client();
+                let ready = crate::service::client();
                 let resumed = loop {
                     if old.exited() {
                         break false;

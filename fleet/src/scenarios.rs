@@ -1,14 +1,13 @@
 //! The fleet scenarios, written once over a [`Server`] (etcd, ZooKeeper):
-//! real `flakeid gen` processes against a real coordinator the test started. Included with
-//! `#[path]` by `tests/etcd.rs` and `tests/zookeeper.rs`.
-#![allow(dead_code)]
+//! real `flakeid gen` processes against a real coordinator the test started. Run by
+//! `cli/tests/etcd.rs` and `cli/tests/zookeeper.rs`.
 
 use std::collections::HashSet;
 use std::net::TcpListener;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::procs::{Gen, spawn};
+use crate::procs::{Gen, spawn};
 use flakeid::claim::{ClaimError, Claims, OpenOptions};
 use flakeid::clock::{ManualClock, SystemClock};
 use flakeid::{Clock, Generator, Layout};
@@ -154,8 +153,8 @@ pub fn wait_until_answers(url: &str, port: u16, bound: Duration, log: &std::path
 #[macro_export]
 macro_rules! gen_scenarios {
     ($start:path) => {
-        fn on_server(name: &str, scenario: fn(&mut dyn fleet::Server)) {
-            let _one = fleet::one_at_a_time();
+        fn on_server(name: &str, scenario: fn(&mut dyn $crate::scenarios::Server)) {
+            let _one = $crate::scenarios::one_at_a_time();
             if let Some(mut server) = $start(name) {
                 scenario(&mut server);
             }
@@ -163,14 +162,17 @@ macro_rules! gen_scenarios {
 
         #[test]
         fn eight_processes_race_for_a_pool_of_eight() {
-            on_server("race", fleet::eight_processes_race_for_a_pool_of_eight);
+            on_server(
+                "race",
+                $crate::scenarios::eight_processes_race_for_a_pool_of_eight,
+            );
         }
 
         #[test]
         fn a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps() {
             on_server(
                 "pause",
-                fleet::a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps,
+                $crate::scenarios::a_holder_paused_past_its_lease_loses_the_id_and_never_overlaps,
             );
         }
 
@@ -178,7 +180,7 @@ macro_rules! gen_scenarios {
         fn a_killed_holder_is_followed_by_ids_above_all_of_its_own() {
             on_server(
                 "kill",
-                fleet::a_killed_holder_is_followed_by_ids_above_all_of_its_own,
+                $crate::scenarios::a_killed_holder_is_followed_by_ids_above_all_of_its_own,
             );
         }
 
@@ -186,7 +188,7 @@ macro_rules! gen_scenarios {
         fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above() {
             on_server(
                 "behind",
-                fleet::a_new_holder_10s_behind_fails_with_the_distance_then_mints_above,
+                $crate::scenarios::a_new_holder_10s_behind_fails_with_the_distance_then_mints_above,
             );
         }
 
@@ -194,7 +196,7 @@ macro_rules! gen_scenarios {
         fn the_store_stops_and_comes_back_under_a_running_holder() {
             on_server(
                 "outage",
-                fleet::the_store_stops_and_comes_back_under_a_running_holder,
+                $crate::scenarios::the_store_stops_and_comes_back_under_a_running_holder,
             );
         }
 
@@ -202,7 +204,7 @@ macro_rules! gen_scenarios {
         fn namespaces_are_apart_and_claims_lists_the_holders() {
             on_server(
                 "ns",
-                fleet::namespaces_are_apart_and_claims_lists_the_holders,
+                $crate::scenarios::namespaces_are_apart_and_claims_lists_the_holders,
             );
         }
 
@@ -210,7 +212,7 @@ macro_rules! gen_scenarios {
         fn when_the_window_runs_out_gen_says_what_happened_and_stops() {
             on_server(
                 "window",
-                fleet::when_the_window_runs_out_gen_says_what_happened_and_stops,
+                $crate::scenarios::when_the_window_runs_out_gen_says_what_happened_and_stops,
             );
         }
     };
@@ -220,25 +222,28 @@ macro_rules! gen_scenarios {
 #[macro_export]
 macro_rules! scenarios {
     ($start:path, $scheme:literal) => {
-        gen_scenarios!($start);
+        $crate::gen_scenarios!($start);
 
         #[test]
         fn serve_readiness_follows_the_store() {
-            on_server("serve-ready", serve_fleet::readiness_follows_the_store);
+            on_server(
+                "serve-ready",
+                $crate::serve_fleet::readiness_follows_the_store,
+            );
         }
 
         #[test]
         fn serve_three_servers_under_kill_pause_and_restart() {
             on_server(
                 "serve-chaos",
-                serve_fleet::three_servers_under_kill_pause_and_restart,
+                $crate::serve_fleet::three_servers_under_kill_pause_and_restart,
             );
         }
 
         #[test]
         fn an_unreachable_store_is_a_clear_error_within_the_bound() {
-            let _one = fleet::one_at_a_time();
-            fleet::an_unreachable_store_is_a_clear_error_within_the_bound($scheme);
+            let _one = $crate::scenarios::one_at_a_time();
+            $crate::scenarios::an_unreachable_store_is_a_clear_error_within_the_bound($scheme);
         }
     };
 }
@@ -291,7 +296,7 @@ pub fn stop_and_check_unique(holders: Vec<Gen>) {
 
 /// `flakeid claims --claim URL ARGS --json`: one JSON value per line.
 pub fn claims_json(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+    let out = Command::new(crate::binary())
         .args(["claims", "--claim", url, "--json"])
         .args(args)
         .output()
@@ -689,7 +694,7 @@ pub fn namespaces_are_apart_and_claims_lists_the_holders(server: &mut dyn Server
         assert_eq!(row["layout_name"], "snowflake", "{row}");
         assert_eq!(row["held"], serde_json::json!([0]), "{row}");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+    let out = Command::new(crate::binary())
         .args(["claims", "--claim", &url])
         .output()
         .unwrap();
@@ -700,7 +705,7 @@ pub fn namespaces_are_apart_and_claims_lists_the_holders(server: &mut dyn Server
         "{table}"
     );
     // One namespace is one ID space: a generator of another layout is refused, naming both.
-    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+    let out = Command::new(crate::binary())
         .args(gen_args(&url, "one", &["--layout", "sonyflake", "-n", "1"]))
         .output()
         .unwrap();
@@ -721,7 +726,7 @@ pub fn an_unreachable_store_is_a_clear_error_within_the_bound(scheme: &str) {
     let port = free_port(); // nothing listens there
     let url = format!("{scheme}://127.0.0.1:{port}");
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
+    let out = Command::new(crate::binary())
         .args(["gen", "--claim", &url, "-n", "1"])
         .output()
         .unwrap();

@@ -1,0 +1,50 @@
+//! The fleet harness of flakeid's tests, as a dev-only package: what the fleet tests of the
+//! tool (`cli/tests/etcd.rs`, `cli/tests/zookeeper.rs`, ...) start, break and watch.
+//!
+//! - [`scenarios`]: a coordinator the test runs ([`scenarios::Server`]), the server
+//!   processes ([`scenarios::Process`]), the `gen` scenarios written once over a server,
+//!   and [`gen_scenarios!`] / [`scenarios!`], which make them `#[test]`s for one server;
+//!   [`scenarios::open_with`], the stores by URL as the tool maps them.
+//! - [`procs`]: real `flakeid gen` processes; [`service`]: real `flakeid serve` processes
+//!   and an HTTP client; [`serve_fleet`]: the service's scenarios.
+//! - [`etcd`]: an etcd server on loopback; [`zookeeper`]: a ZooKeeper server.
+//! - [`proxy`]: a TCP proxy for partitions, lost replies and a member that stops answering;
+//!   [`stale_member`]: an etcd member that has not caught up; [`certs`]: a CA and
+//!   certificates of the tests' own.
+//!
+//! Every wait is bounded; nothing here reaches an address other than 127.0.0.1.
+
+pub mod certs;
+pub mod etcd;
+pub mod procs;
+pub mod proxy;
+pub mod scenarios;
+pub mod serve_fleet;
+pub mod service;
+pub mod stale_member;
+pub mod zookeeper;
+
+use std::path::PathBuf;
+
+/// The `flakeid` binary the tests run: `$CARGO_BIN_EXE_flakeid` or `$FLAKEID_BIN` if set,
+/// else the one beside the running test (`target/<profile>/flakeid`, which cargo builds
+/// before the integration tests of `flakeid-cli`).
+pub fn binary() -> PathBuf {
+    for var in ["CARGO_BIN_EXE_flakeid", "FLAKEID_BIN"] {
+        if let Some(path) = std::env::var_os(var) {
+            return path.into();
+        }
+    }
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("a test binary lives in target/<profile>/deps");
+    let bin = profile_dir.join(format!("flakeid{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "no flakeid binary at {} (build it, or set FLAKEID_BIN)",
+        bin.display()
+    );
+    bin
+}

@@ -56,25 +56,11 @@ impl fmt::Display for ParseError {
                 "not an ID: not decimal (digits only), not 0x hex, not 13-character base32 (this has {len} character{})",
                 if *len == 1 { "" } else { "s" }
             ),
-            ParseError::UnknownPreset => {
-                f.write_str("unknown layout: the presets are ")?;
-                for (i, p) in crate::Layout::presets().iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    f.write_str(p.name)?;
-                    for (j, alias) in p.aliases.iter().enumerate() {
-                        f.write_str(if j == 0 { " (or " } else { ", " })?;
-                        f.write_str(alias)?;
-                    }
-                    if !p.aliases.is_empty() {
-                        f.write_str(")")?;
-                    }
-                }
-                f.write_str(
-                ", names ignoring case (Layout::presets lists them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
-            )
-            }
+            ParseError::UnknownPreset => write!(
+                f,
+                "unknown layout: the presets are {}, names ignoring case (Layout::presets lists them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+                crate::layout::PresetNames
+            ),
             ParseError::Timestamp => {
                 f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
             }

@@ -78,11 +78,15 @@ pub(crate) fn warn(line: std::fmt::Arguments<'_>) {
 /// The `--layout`, refusing an epoch ahead of the clock (the library's layout string does
 /// not judge that; `LayoutBuilder::build` does).
 pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
-    // The library names its own API; the tool points at its own command instead.
+    // The library names its own API; the tool says the same with its own command.
     let flag = |e: Error| {
-        let text = e
-            .to_string()
-            .replace("Layout::presets lists them", "flakeid layout --list");
+        let text = match e {
+            Error::Parse(flakeid::ParseError::UnknownPreset) => format!(
+                "unknown layout: the presets are {}, names ignoring case (`flakeid layout --list` shows them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
+                flakeid::layout::PresetNames
+            ),
+            e => e.to_string(),
+        };
         CliError::new(Some("--layout"), format!("{:?}: {text}", arg.layout))
     };
     let layout: Layout = arg.layout.parse().map_err(flag)?;

@@ -13,8 +13,8 @@ mod time;
 
 pub use builder::LayoutBuilder;
 pub use presets::{
-    DISCORD_EPOCH_MS, INSTAGRAM_EPOCH_MS, Preset, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
-    TWEPOCH_MS,
+    DISCORD_EPOCH_MS, INSTAGRAM_EPOCH_MS, Preset, PresetNames, SONYFLAKE_V1_EPOCH_MS,
+    SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
 };
 #[cfg(feature = "std")]
 pub use sonyflake::SonyflakeSettings;

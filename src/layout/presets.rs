@@ -208,3 +208,27 @@ pub(super) fn by_name(name: &str) -> Option<&'static Preset> {
         p.name.eq_ignore_ascii_case(name) || p.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
     })
 }
+
+/// The presets' names as a message lists them: `snowflake (or twitter), sonyflake (or
+/// sonyflake-v2), ...`, made from [`Layout::presets`]. Its `Display` allocates nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PresetNames;
+
+impl core::fmt::Display for PresetNames {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, p) in Layout::presets().iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(p.name)?;
+            for (j, alias) in p.aliases.iter().enumerate() {
+                f.write_str(if j == 0 { " (or " } else { ", " })?;
+                f.write_str(alias)?;
+            }
+            if !p.aliases.is_empty() {
+                f.write_str(")")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+use flakeid::claim::store::FromUrl;
 use flakeid::claim::store::StoreUrl;
 use flakeid::claim::{self, ClaimError, ClaimStore, OpenOptions};
 
@@ -11,21 +13,17 @@ use crate::{CliError, CliResult};
 
 /// The store `url` names, or the error the tool prints for `--claim`.
 pub(crate) fn open(url: &str, options: &OpenOptions) -> CliResult<Arc<dyn ClaimStore>> {
+    built_in(url)?;
     let url = StoreUrl::parse(url).map_err(claim_err)?;
     let store: Result<Arc<dyn ClaimStore>, ClaimError> = match url.scheme() {
         #[cfg(feature = "etcd")]
         "etcd" | "etcds" => {
-            use flakeid::claim::store::FromUrl;
             flakeid_etcd::EtcdStore::from_url(&url, options).map(|s| Arc::new(s) as _)
         }
         #[cfg(feature = "zookeeper")]
         "zookeeper" => {
-            use flakeid::claim::store::FromUrl;
             flakeid_zookeeper::ZooKeeperStore::from_url(&url, options).map(|s| Arc::new(s) as _)
         }
-        // Reached only for a client this build lacks.
-        #[allow(unreachable_patterns)]
-        scheme @ ("etcd" | "etcds" | "zookeeper") => return Err(not_built_in(scheme)),
         _ => claim::open_url(&url, options),
     };
     store.map_err(claim_err)

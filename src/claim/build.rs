@@ -16,7 +16,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
     /// lowest free id of the pool, fenced by a reserved window the store has accepted and
     /// renewed in the background (see [`crate::claim`]). Any node id set on this builder
     /// is ignored; the clock, policy, wait bound, hook and resume point apply. The
-    /// [`ClaimedGenerator`](ClaimedGenerator) it makes owns the claim: its
+    /// [`ClaimedGenerator`] it makes owns the claim: its
     /// status, renewing it by hand, and the release when it is dropped.
     ///
     /// Fails with [`ClaimError`](ClaimError) when no id can be claimed: the

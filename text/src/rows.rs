@@ -201,11 +201,12 @@ pub struct RowWriter {
 impl RowWriter {
     /// A writer of rows of IDs of `layout`, in `format`.
     pub fn new(layout: &Layout, format: RowFormat) -> RowWriter {
+        let fields = crate::NodeFields::of(layout);
         RowWriter {
             format,
             layout: *layout,
-            datacenter: crate::NodeFields::of(layout).datacenter_worker,
-            machine: crate::NodeFields::of(layout).machine,
+            datacenter: fields.datacenter_worker,
+            machine: fields.machine,
             time: SecondCache::new(),
             tick_text: Box::new([0; ROW_MAX]),
             tick_text_len: 0,

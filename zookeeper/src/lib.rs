@@ -296,11 +296,8 @@ impl FromUrl for ZooKeeperStore {
                 "ca=, cert= and key= are etcd's: this version reaches ZooKeeper without TLS (authenticate with user= and password-file=, and reach the ensemble over a private network)",
             ));
         }
-        let chroot = url
-            .path()
-            .strip_suffix('/')
-            .filter(|c| c.is_empty())
-            .unwrap_or(url.path());
+        // A lone `/` after the hosts is no chroot.
+        let chroot = if url.path() == "/" { "" } else { url.path() };
         if chroot.ends_with('/') || chroot.contains("//") {
             return Err(url.bad(
                 "a chroot is /PATH after the hosts, as zookeeper://10.0.0.7:2181/apps/ids, without a trailing or double slash",

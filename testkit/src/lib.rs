@@ -52,8 +52,8 @@
 //! - keep one layout per namespace;
 //! - and, through the claim layer above it, give a sharded claimant all its ids or none.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use flakeid::claim::store::{ClaimRequest, Claimed, Repaired, layout_record};
@@ -431,51 +431,97 @@ pub fn a_removed_reservation_is_no_reset(backend: &dyn Backend, ns: &str) {
     b.release(&next, T + 6 * SECOND).unwrap();
 }
 
-/// A store handle that counts its claims: the sharded claimants' attempts.
+/// A store handle that watches one claimant: how often it asks for an id, which ids it
+/// holds, and whether it ever asks again after a full pool while still holding one (it
+/// would be keeping an id while it waits for the rest of its set).
 #[derive(Debug)]
-struct Counting(Arc<dyn ClaimStore>, Arc<AtomicU64>);
+struct Watched {
+    store: Arc<dyn ClaimStore>,
+    watch: Arc<Watch>,
+}
 
-impl ClaimStore for Counting {
+/// What [`Watched`] saw.
+#[derive(Debug, Default)]
+struct Watch {
+    asked: AtomicU64,
+    state: Mutex<WatchState>,
+}
+
+#[derive(Debug, Default)]
+struct WatchState {
+    held: Vec<u64>,
+    after_full: bool,
+    kept_while_waiting: Vec<Vec<u64>>,
+}
+
+impl Watch {
+    fn asked(&self) -> u64 {
+        self.asked.load(Ordering::SeqCst)
+    }
+    fn state(&self) -> std::sync::MutexGuard<'_, WatchState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ClaimStore for Watched {
     fn url(&self) -> String {
-        self.0.url()
+        self.store.url()
     }
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.1.fetch_add(1, Ordering::SeqCst);
-        self.0.claim(r)
+        {
+            let mut state = self.watch.state();
+            if state.after_full && !state.held.is_empty() {
+                let held = state.held.clone();
+                state.kept_while_waiting.push(held);
+            }
+        }
+        self.watch.asked.fetch_add(1, Ordering::SeqCst);
+        let claimed = self.store.claim(r);
+        let mut state = self.watch.state();
+        state.after_full = matches!(claimed, Err(ClaimError::PoolFull { .. }));
+        if let Ok(c) = &claimed {
+            state.held.push(c.node);
+        }
+        claimed
     }
     fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
-        self.0.renew(c, reserved)
+        self.store.renew(c, reserved)
     }
     fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
-        self.0.release(c, reserved)
+        self.watch.state().held.retain(|&n| n != c.node);
+        self.store.release(c, reserved)
     }
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        self.0.list(namespace)
+        self.store.list(namespace)
     }
     fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.0.bind_layout(namespace, layout)
+        self.store.bind_layout(namespace, layout)
     }
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.0.namespaces()
+        self.store.namespaces()
     }
     fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
-        self.0.repair(namespace, node, reserved)
+        self.store.repair(namespace, node, reserved)
     }
     fn lease_ttl(&self) -> Option<Duration> {
-        self.0.lease_ttl()
+        self.store.lease_ttl()
     }
     fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
-        self.0.failover_bound(ttl)
+        self.store.failover_bound(ttl)
     }
 }
 
 /// Two, then three, claimants of 2 shards each wait on a full pool of 4; one holder of 2
-/// ids lets go of one, then of the other: while one id is free no claimant keeps it, and
-/// once both are, exactly one claimant takes both, soon; the others hold nothing while
-/// they wait (the pool shows only the holders), and end with a full pool that names the 2
-/// ids they needed. (Taken one by one, the first id would be kept by one claimant and the
-/// second, as often as not, by another: both would wait for ever.)
+/// ids lets go of one, then of the other. While one id is free, no claimant keeps it: each
+/// that finds the pool full gives back what it took before it asks again, and the free id
+/// is seen free. Once both are free, exactly one claimant takes both; the others hold
+/// nothing while they wait (the pool shows only the holders), and end with a full pool
+/// that names the 2 ids they needed. (Taken one by one, the first id would be kept by one
+/// claimant and the second, as often as not, by another: both would wait for ever.)
 pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
+    // Long enough that the claimants are still waiting when the second id comes free,
+    // however slow the machine; the losers end when it has passed.
+    let pool_wait = Duration::from_secs(8);
     for claimants in [2usize, 3] {
         let ns = format!("{ns}-{claimants}");
         let (keep, go) = (backend.handle(), backend.handle());
@@ -485,13 +531,15 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
         let freed: Vec<Claimed> = (0..2)
             .map(|_| go.claim(&request(&ns, 0..4)).unwrap())
             .collect();
-        let asked: Vec<Arc<AtomicU64>> = (0..claimants).map(|_| Arc::default()).collect();
-        let threads: Vec<_> = asked
+        let watches: Vec<Arc<Watch>> = (0..claimants).map(|_| Arc::default()).collect();
+        let threads: Vec<_> = watches
             .iter()
             .enumerate()
-            .map(|(i, asked)| {
-                let store: Arc<dyn ClaimStore> =
-                    Arc::new(Counting(backend.handle(), Arc::clone(asked)));
+            .map(|(i, watch)| {
+                let store: Arc<dyn ClaimStore> = Arc::new(Watched {
+                    store: backend.handle(),
+                    watch: Arc::clone(watch),
+                });
                 let ns = ns.clone();
                 std::thread::spawn(move || {
                     let claims = Claims::with_store(store)
@@ -499,24 +547,21 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
                         .nodes(0..4)
                         .instance(format!("claimant-{i}"))
                         .window(Duration::from_secs(2))
-                        .pool_wait(Duration::from_secs(4))
+                        .pool_wait(pool_wait)
                         .manual_renewal();
-                    let built = ShardedGenerator::builder(Layout::snowflake())
+                    ShardedGenerator::builder(Layout::snowflake())
                         .shards(2)
-                        .build_claimed(claims);
-                    (Instant::now(), built)
+                        .build_claimed(claims)
                 })
             })
             .collect();
+        let started = Instant::now();
         // Every claimant has found the pool full at least once.
         let deadline = Instant::now() + Duration::from_secs(20);
-        while asked.iter().any(|a| a.load(Ordering::SeqCst) == 0) {
+        while watches.iter().any(|w| w.asked() == 0) {
             assert!(Instant::now() < deadline, "the claimants never asked");
             std::thread::sleep(Duration::from_millis(5));
         }
-        // Released with nothing reserved (the claimants' clocks are the real one, before
-        // T), one id first: each claimant tries again and finds one free id, which is not
-        // enough, so none of them keeps it.
         let claimants_holding = |listed: &[ClaimInfo]| -> Vec<(u64, String)> {
             listed
                 .iter()
@@ -527,30 +572,44 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
                 })
                 .collect()
         };
-        let before: Vec<u64> = asked.iter().map(|a| a.load(Ordering::SeqCst)).collect();
+        // Released with nothing reserved (the claimants' clocks are the real one, before
+        // T), one id first: each claimant tries again, takes the free id and finds no
+        // second, so gives it back before it asks again.
+        let before: Vec<u64> = watches.iter().map(|w| w.asked()).collect();
         go.release(&freed[0], 0).unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
-        while asked
-            .iter()
-            .zip(&before)
-            .any(|(a, b)| a.load(Ordering::SeqCst) < b + 2)
-        {
+        while watches.iter().zip(&before).any(|(w, b)| w.asked() < b + 4) {
             assert!(Instant::now() < deadline, "the claimants stopped asking");
             std::thread::sleep(Duration::from_millis(5));
         }
-        // An attempt holds the free id for a moment; a claimant that kept it would be seen
-        // holding it in several samples in a row.
-        let mut run = 0;
-        for _ in 0..8 {
-            let held = claimants_holding(&keep.list(&ns).unwrap());
-            run = if held.is_empty() { 0 } else { run + 1 };
-            assert!(run < 3, "a waiting claimant keeps an id: {held:?}");
-            std::thread::sleep(Duration::from_millis(50));
+        for (i, w) in watches.iter().enumerate() {
+            let state = w.state();
+            assert!(
+                state.kept_while_waiting.is_empty(),
+                "claimant-{i} asked again after a full pool while it held {:?}",
+                state.kept_while_waiting
+            );
         }
-        let let_go = Instant::now();
+        // Seen from outside: between attempts the free id is free.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let held = claimants_holding(&keep.list(&ns).unwrap());
+            if held.is_empty() {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "a waiting claimant keeps an id: {held:?}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(
+            started.elapsed() < pool_wait,
+            "the machine was too slow for this check: the claimants' wait ran out"
+        );
         go.release(&freed[1], 0).unwrap();
         // Soon one claimant holds both freed ids.
-        let deadline = Instant::now() + Duration::from_secs(3);
+        let deadline = started + pool_wait;
         let winner = loop {
             let held = claimants_holding(&keep.list(&ns).unwrap());
             if held.len() == 2 && held[0].1 == held[1].1 {
@@ -558,7 +617,7 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
             }
             assert!(
                 Instant::now() < deadline,
-                "no claimant took both ids: {held:?}"
+                "no claimant took both ids before their wait ran out: {held:?}"
             );
             std::thread::sleep(Duration::from_millis(10));
         };
@@ -575,16 +634,11 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
         }
         let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
         let mut won = 0;
-        for (i, (ended, built)) in results.into_iter().enumerate() {
+        for (i, built) in results.into_iter().enumerate() {
             match built {
                 Ok(generator) => {
                     won += 1;
                     assert_eq!(format!("claimant-{i}"), winner);
-                    assert!(
-                        ended - let_go < Duration::from_secs(3),
-                        "{:?}",
-                        ended - let_go
-                    );
                     let mut nodes: Vec<u64> = generator.shards().iter().map(|g| g.node()).collect();
                     nodes.sort_unstable();
                     assert_eq!(nodes, [2, 3]);
@@ -594,6 +648,14 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
             }
         }
         assert_eq!(won, 1, "{claimants} claimants");
+        for (i, w) in watches.iter().enumerate() {
+            let state = w.state();
+            assert!(
+                state.kept_while_waiting.is_empty(),
+                "claimant-{i} asked again after a full pool while it held {:?}",
+                state.kept_while_waiting
+            );
+        }
         for c in &kept {
             keep.release(c, T).unwrap();
         }

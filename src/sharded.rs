@@ -153,6 +153,19 @@ impl<C: Clock, G: TickGate> ShardedGenerator<C, G> {
         self.home_shard().next_ids(out)
     }
 
+    /// Fills `out` from the home shard without waiting (see [`Generator::try_next_ids`]).
+    pub fn try_next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
+        self.home_shard().try_next_ids(out)
+    }
+
+    /// Fills `out` from the home shard of the thread the task starts on, awaiting the next
+    /// tick (see [`Generator::next_ids_async`]; feature `tokio`). For a series that must
+    /// increase across calls, mint from one [`shard`](ShardedGenerator::shard).
+    #[cfg(feature = "tokio")]
+    pub async fn next_ids_async(&self, out: &mut [Id]) -> Result<usize, MintError> {
+        self.home_shard().next_ids_async(out).await
+    }
+
     /// `count` IDs from the home shard, reserved in runs (see [`Generator::ids`]).
     pub fn ids(&self, count: usize) -> Ids<'_, C, G> {
         self.home_shard().ids(count)

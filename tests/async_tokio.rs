@@ -165,3 +165,73 @@ async fn next_id_async_awaits_a_renewal_at_the_fence() {
         Err(MintError::ReservationExpired { .. })
     ));
 }
+
+/// A batch without waiting takes what the tick has left and stops there: on a clock that
+/// stands still, one tick's 4,096 Snowflake IDs, then `WouldBlock` naming the wait to the
+/// next tick, and the next tick's IDs once the clock moves; the IDs increase throughout.
+#[test]
+fn a_batch_without_waiting_stops_at_the_tick() {
+    use flakeid::Id;
+    let clock = ManualClock::from_unix_ms(1_800_000_000_000);
+    let g = Generator::builder(Layout::snowflake())
+        .node(5)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let mut out = vec![Id::default(); 10_000];
+    assert_eq!(g.try_next_ids(&mut out).unwrap(), 4096);
+    let first_tick = out[..4096].to_vec();
+    assert!(first_tick.windows(2).all(|w| w[0] < w[1]));
+    match g.try_next_ids(&mut out) {
+        Err(MintError::WouldBlock { wait_ns }) => assert!((1..=1_000_000).contains(&wait_ns)),
+        other => panic!("a spent tick must say how long to wait, not {other:?}"),
+    }
+    clock.advance(Duration::from_millis(1));
+    assert_eq!(g.try_next_ids(&mut out[..100]).unwrap(), 100);
+    assert!(out[0] > first_tick[4095]);
+    assert!(out[..100].windows(2).all(|w| w[0] < w[1]));
+}
+
+/// An awaited batch larger than a tick fills completely on a single-threaded runtime while
+/// another task keeps running (the waits are the timer's, not a spin), and a bound too
+/// small for the batch returns the shorter count it reached rather than an error.
+#[tokio::test(flavor = "current_thread")]
+async fn an_awaited_batch_spans_ticks_and_leaves_the_runtime_free() {
+    use flakeid::Id;
+    let g = Generator::builder(Layout::sonyflake())
+        .machine_id(3)
+        .build()
+        .unwrap();
+    let ticks = Arc::new(AtomicU64::new(0));
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                ticks.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    tokio::task::yield_now().await;
+    let mut out = vec![Id::default(); 700];
+    assert_eq!(g.next_ids_async(&mut out).await.unwrap(), 700);
+    ticker.abort();
+    assert!(out.windows(2).all(|w| w[0] < w[1]));
+    assert!(
+        ticks.load(Ordering::Relaxed) >= 1,
+        "the ticker never ran while the batch waited"
+    );
+    // A clock that stands still and a 5 ms bound: one tick's 256, then the bound.
+    let clock = ManualClock::from_unix_ms(1_800_000_000_000);
+    let g = Generator::builder(Layout::sonyflake())
+        .machine_id(3)
+        .max_wait(Duration::from_millis(5))
+        .clock(clock)
+        .build()
+        .unwrap();
+    assert_eq!(g.next_ids_async(&mut out).await.unwrap(), 256);
+    assert!(matches!(
+        g.next_ids_async(&mut out).await,
+        Err(MintError::WaitTooLong { .. })
+    ));
+}

@@ -18,14 +18,40 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// returns `Err` only when it wrote nothing. IDs are strictly increasing within the
     /// slice and after every ID this generator minted before.
     pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
-        self.fill::<false>(out)
+        self.fill::<false, true>(out)
     }
 
-    pub(super) fn fill<const LEASED: bool>(&self, out: &mut [Id]) -> Result<usize, MintError> {
+    /// Mints up to `out.len()` IDs without waiting: what the current tick (and, if the
+    /// clock has moved on, the ticks up to now) still has, one compare-and-swap per tick.
+    /// Returns how many it wrote, at least 1; when not even one ID can be minted without
+    /// waiting, it fails with [`MintError::WouldBlock`] (how long to wait) or
+    /// [`MintError::Leased`], as [`Generator::try_next_id`] does. IDs are strictly
+    /// increasing within the slice and after every ID this generator minted before.
+    ///
+    /// ```
+    /// use flakeid::{Generator, Id, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::snowflake()).datacenter(1).worker(1).build()?;
+    /// let mut out = [Id::default(); 10_000];
+    /// let n = generator.try_next_ids(&mut out)?; // at most one tick's 4,096, never a wait
+    /// assert!((1..=4096).contains(&n));
+    /// assert!(out[..n].windows(2).all(|w| w[0] < w[1]));
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
+    pub fn try_next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
+        self.fill::<false, false>(out)
+    }
+
+    /// `BLOCK`: wait (bounded) for the next tick when a tick runs out; otherwise stop
+    /// there (an error only if nothing was written).
+    pub(super) fn fill<const LEASED: bool, const BLOCK: bool>(
+        &self,
+        out: &mut [Id],
+    ) -> Result<usize, MintError> {
         let mut filled = 0;
         let mut budget = WaitBudget::default();
         while filled < out.len() {
-            match self.reserve_run::<LEASED>((out.len() - filled) as u64, &mut budget) {
+            match self.reserve::<LEASED, BLOCK>((out.len() - filled) as u64, &mut budget) {
                 Ok((first, last)) => {
                     let run = (last - first + 1) as usize;
                     // A run lies in one tick, so its IDs are evenly spaced: one sequence

@@ -292,7 +292,7 @@ impl<'g, C: Clock, G: TickGate> Lease<'g, C, G> {
     /// Mints up to `out.len()` IDs as [`Generator::next_ids`] does.
     pub fn next_ids(&mut self, out: &mut [Id]) -> Result<usize, MintError> {
         self.write_back();
-        let result = self.generator.fill::<true>(out);
+        let result = self.generator.fill::<true, true>(out);
         self.cache(self.generator.load_word::<true>());
         result
     }

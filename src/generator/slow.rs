@@ -61,7 +61,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
 
     /// The one loop of every slow path. `BLOCK`: wait (bounded) where a wait is needed;
     /// otherwise fail with `WouldBlock` or `Leased` instead.
-    fn reserve<const LEASED: bool, const BLOCK: bool>(
+    pub(super) fn reserve<const LEASED: bool, const BLOCK: bool>(
         &self,
         want: u64,
         budget: &mut WaitBudget,
@@ -176,6 +176,57 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             self.within_bound(started.elapsed(), wait)?;
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// Fills up to `out.len()` IDs, awaiting tokio's timer (never spinning or sleeping the
+    /// thread) when a tick runs out, and returns how many it wrote (feature `tokio`).
+    /// The waits together are bounded by `max_wait`; when the bound stops it after some
+    /// IDs, it returns that shorter count, and it fails only when it wrote nothing (as
+    /// [`Generator::next_ids`] does). IDs are strictly increasing within the slice and
+    /// after every ID this generator minted before.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), flakeid::Error> {
+    /// use flakeid::{Generator, Id, Layout};
+    ///
+    /// let generator = Generator::builder(Layout::snowflake()).datacenter(1).worker(1).build()?;
+    /// let mut out = vec![Id::default(); 10_000]; // more than two ticks' worth
+    /// let n = generator.next_ids_async(&mut out).await?;
+    /// assert_eq!(n, 10_000);
+    /// assert!(out.windows(2).all(|w| w[0] < w[1]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn next_ids_async(&self, out: &mut [Id]) -> Result<usize, MintError> {
+        let started = std::time::Instant::now();
+        let mut filled = 0;
+        while filled < out.len() {
+            let wait = match self.try_next_ids(&mut out[filled..]) {
+                Ok(n) => {
+                    filled += n;
+                    continue;
+                }
+                Err(MintError::WouldBlock { wait_ns }) => Duration::from_nanos(wait_ns),
+                Err(MintError::Leased) => Duration::from_millis(1),
+                Err(e @ MintError::ReservationExpired { .. }) => {
+                    let wait = Duration::from_millis(1);
+                    if started.elapsed() + wait > self.max_wait {
+                        return if filled > 0 { Ok(filled) } else { Err(e) };
+                    }
+                    wait
+                }
+                Err(_) if filled > 0 => return Ok(filled),
+                Err(e) => return Err(e),
+            };
+            match self.within_bound(started.elapsed(), wait) {
+                Ok(()) => tokio::time::sleep(wait).await,
+                Err(_) if filled > 0 => return Ok(filled),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
     }
 
     /// Reports what the slow path met (features `metrics`, `tracing`); empty without them.

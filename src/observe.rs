@@ -5,7 +5,10 @@
 //! |---|---|---|
 //! | a tick's sequence ran out and the caller had to wait for the next | counter `flakeid_sequence_exhausted_total` | `debug` event |
 //! | the clock read earlier than the last tick used | counter `flakeid_clock_behind_total`, histogram `flakeid_clock_behind_seconds` | `warn` event with `behind_ns` and the policy |
-//! | a claim's renewal failed (the store unreachable, or the claim lost) | counter `flakeid_claim_renewal_failures_total`, and `flakeid_claim_lost_total` when the store said the id is someone else's | `warn` event with the node and the error |
+//! | a claim was taken (its first reservation stored) | counter `flakeid_claims_taken_total` | `info` event with the node, namespace, store, holder and reservation |
+//! | a claim's renewal failed (the store unreachable, or the claim lost) | counter `flakeid_claim_renewal_failures_total`, and `flakeid_claim_lost_total` when the store said the id is someone else's | `warn` event with the node and the error; `error` when the claim is lost |
+//! | a renewal succeeded after failures | counter `flakeid_claim_renewals_recovered_total` | `info` event with the node and how many renewals failed |
+//! | a claim was released | counter `flakeid_claims_released_total` | `info` event with the node and the reservation left |
 
 use core::time::Duration;
 
@@ -49,6 +52,68 @@ pub(crate) fn claim_renewal_failed(node: u64, lost: bool, error: &dyn core::fmt:
         }
     }
     #[cfg(feature = "tracing")]
-    tracing::warn!(target: "flakeid", node, lost, error = %error, "claim renewal failed");
+    if lost {
+        tracing::error!(target: "flakeid", node, lost, error = %error, "claim lost");
+    } else {
+        tracing::warn!(target: "flakeid", node, lost, error = %error, "claim renewal failed");
+    }
     let _ = (node, error, lost);
+}
+
+/// A claim was taken: its first reservation is in the store.
+#[inline(always)]
+pub(crate) fn claim_taken(
+    node: u64,
+    namespace: &str,
+    store: &dyn core::fmt::Display,
+    instance: &str,
+    reserved_until_unix_ns: Option<u64>,
+) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("flakeid_claims_taken_total").increment(1);
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        target: "flakeid",
+        node,
+        namespace,
+        store = %store,
+        instance,
+        reserved_until_unix_ns,
+        "claimed node id"
+    );
+    let _ = (node, namespace, store, instance, reserved_until_unix_ns);
+}
+
+/// A renewal succeeded after `failed` renewals in a row had failed.
+#[inline(always)]
+pub(crate) fn claim_recovered(node: u64, failed: u64) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("flakeid_claim_renewals_recovered_total").increment(1);
+    #[cfg(feature = "tracing")]
+    tracing::info!(target: "flakeid", node, failed, "claim renewal recovered");
+    let _ = (node, failed);
+}
+
+/// A claim was released, its reservation cut to `reserved_until_unix_ns`; `error` if the
+/// store did not take the release.
+#[inline(always)]
+pub(crate) fn claim_released(
+    node: u64,
+    reserved_until_unix_ns: u64,
+    error: Option<&dyn core::fmt::Display>,
+) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!("flakeid_claims_released_total").increment(1);
+    #[cfg(feature = "tracing")]
+    match error {
+        None => tracing::info!(target: "flakeid", node, reserved_until_unix_ns, "claim released"),
+        Some(error) => tracing::warn!(
+            target: "flakeid",
+            node,
+            reserved_until_unix_ns,
+            error = %error,
+            "claim release not stored (the lease or session ends it)"
+        ),
+    }
+    let _ = (node, reserved_until_unix_ns, error);
 }

@@ -341,6 +341,49 @@ fn sharded_generators_claim_one_fenced_id_per_shard() {
     assert_eq!(held, 1, "the shards released their ids");
 }
 
+/// A claim waiting for its ids (a pool too full for three shards) is called off at once by
+/// its `Cancel`, long before its wait would end, and holds nothing after: the two free ids
+/// it could have taken are free.
+#[test]
+fn a_cancelled_claim_stops_waiting_and_holds_nothing() {
+    use flakeid::claim::{Cancel, ClaimErrorKind};
+    let store = MemoryStore::new();
+    let _holder = Generator::builder(layout())
+        .build_claimed(Claims::new(store.clone()).namespace("orders").nodes(0..3))
+        .unwrap();
+    let cancel = Cancel::new();
+    let claims = Claims::new(store.clone())
+        .namespace("orders")
+        .nodes(0..3)
+        .pool_wait(Duration::from_secs(120))
+        .cancel_on(cancel.clone());
+    let started = std::time::Instant::now();
+    let waiter = std::thread::spawn(move || {
+        ShardedGenerator::builder(layout())
+            .shards(3)
+            .build_claimed(claims)
+            .map(drop)
+    });
+    cancel.cancel();
+    let e = waiter.join().unwrap().unwrap_err();
+    assert!(matches!(e, ClaimError::Cancelled { .. }), "{e}");
+    assert_eq!(e.kind(), ClaimErrorKind::Cancelled);
+    assert!(e.to_string().contains("nothing is held"), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    let held: Vec<u64> = store
+        .list("orders")
+        .unwrap()
+        .iter()
+        .filter(|i| i.state == NodeState::Held)
+        .map(|i| i.node)
+        .collect();
+    assert_eq!(held, [0], "only the first holder's id is held");
+}
+
 /// The fence is checked on every path that changes the tick: batches, iterators, leases
 /// and `try_next_id` stop at it too.
 #[test]

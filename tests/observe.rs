@@ -42,8 +42,9 @@ fn scenario(policy: ClockPolicy) {
     let _ = g.next_id();
 }
 
-/// A claimed generator whose renewal fails twice: the store unreachable (a partition),
-/// then, once its lease lapsed, the claim lost.
+/// A claimed generator whose renewal fails, recovers, and fails twice more: the store
+/// unreachable (a partition), then, once its lease lapsed, the claim lost; dropped, it is
+/// released.
 fn claim_scenario() {
     use flakeid::claim::{Claims, MemoryStore};
     let clock = ManualClock::from_unix_ms(T0_MS);
@@ -55,11 +56,15 @@ fn claim_scenario() {
     g.renew_claim().unwrap();
     store.set_partitioned(true);
     assert!(g.renew_claim().is_err());
+    store.set_partitioned(false);
+    g.renew_claim().unwrap();
+    store.set_partitioned(true);
+    assert!(g.renew_claim().is_err());
     clock.advance(Duration::from_secs(2));
     store.set_partitioned(false);
     assert!(g.renew_claim().is_err());
     let status = g.claim_status();
-    assert_eq!((status.renewals, status.failures), (2, 2));
+    assert_eq!((status.renewals, status.failures), (3, 3));
 }
 
 #[cfg(feature = "metrics")]
@@ -71,15 +76,24 @@ fn metrics_count_failed_claim_renewals_and_lost_claims() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     metrics::with_local_recorder(&recorder, claim_scenario);
-    let (mut failures, mut lost) = (None, None);
+    let mut counts = std::collections::BTreeMap::new();
     for (key, _, _, value) in snapshotter.snapshot().into_vec() {
-        match (key.key().name(), value) {
-            ("flakeid_claim_renewal_failures_total", DebugValue::Counter(n)) => failures = Some(n),
-            ("flakeid_claim_lost_total", DebugValue::Counter(n)) => lost = Some(n),
-            _ => {}
+        if let DebugValue::Counter(n) = value {
+            counts.insert(key.key().name().to_string(), n);
         }
     }
-    assert_eq!((failures, lost), (Some(2), Some(1)));
+    let count = |name: &str| counts.get(name).copied();
+    assert_eq!(
+        (
+            count("flakeid_claims_taken_total"),
+            count("flakeid_claim_renewal_failures_total"),
+            count("flakeid_claim_renewals_recovered_total"),
+            count("flakeid_claim_lost_total"),
+            count("flakeid_claims_released_total"),
+        ),
+        (Some(1), Some(3), Some(1), Some(1), Some(1)),
+        "{counts:?}"
+    );
 }
 
 #[cfg(feature = "metrics")]
@@ -155,16 +169,32 @@ fn tracing_events_for_exhaustion_and_clock_behind() {
         claim_scenario();
     });
     let seen = events.0.lock().unwrap().clone();
-    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(seen.len(), 8, "{seen:?}");
+    // The claim's life, one event per change: taken, a failed renewal, recovered, failed
+    // again, lost, released (the store no longer names it, so the release is not stored).
     assert!(
-        seen[2].starts_with("WARN") && seen[2].contains("lost=false"),
+        seen[2].starts_with("INFO") && seen[2].contains("claimed node id"),
         "{seen:?}"
     );
-    assert!(seen[2].contains("claim renewal failed") && seen[2].contains("node=0"));
+    assert!(seen[2].contains("node=0") && seen[2].contains("namespace=\"default\""));
     assert!(
-        seen[3].contains("lost=true") && seen[3].contains("claim lost"),
+        seen[3].starts_with("WARN") && seen[3].contains("lost=false"),
         "{seen:?}"
     );
+    assert!(seen[3].contains("claim renewal failed") && seen[3].contains("node=0"));
+    assert!(
+        seen[4].starts_with("INFO") && seen[4].contains("claim renewal recovered"),
+        "{seen:?}"
+    );
+    assert!(seen[4].contains("failed=1"), "{seen:?}");
+    assert!(seen[5].starts_with("WARN") && seen[5].contains("lost=false"));
+    assert!(
+        seen[6].starts_with("ERROR")
+            && seen[6].contains("lost=true")
+            && seen[6].contains("claim lost"),
+        "{seen:?}"
+    );
+    assert!(seen[7].contains("claim release"), "{seen:?}");
     assert!(seen[0].starts_with("DEBUG") && seen[0].contains("sequence exhausted"));
     assert!(seen[1].starts_with("WARN") && seen[1].contains("behind_ns=5000000"));
     assert!(seen[1].contains("policy=Reject"), "{seen:?}");

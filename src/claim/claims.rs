@@ -24,6 +24,7 @@ pub struct Claims {
     pub(crate) pool_wait: Option<Duration>,
     pub(crate) renew_every: Option<Duration>,
     pub(crate) background: bool,
+    pub(crate) cancel: Option<super::Cancel>,
     #[cfg(feature = "tokio")]
     pub(crate) runtime: Option<tokio::runtime::Handle>,
 }
@@ -58,6 +59,7 @@ impl Claims {
             pool_wait: None,
             renew_every: None,
             background: true,
+            cancel: None,
             #[cfg(feature = "tokio")]
             runtime: None,
         }
@@ -130,6 +132,14 @@ impl Claims {
     #[cfg(feature = "tokio")]
     pub fn renew_on(mut self, runtime: tokio::runtime::Handle) -> Self {
         self.runtime = Some(runtime);
+        self
+    }
+
+    /// Lets `cancel` call the claim off while it waits for usable ids: it then releases
+    /// what it took and fails with [`ClaimError::Cancelled`] (a server asked to stop while
+    /// it starts).
+    pub fn cancel_on(mut self, cancel: super::Cancel) -> Self {
+        self.cancel = Some(cancel);
         self
     }
 

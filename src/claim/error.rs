@@ -185,6 +185,12 @@ pub enum ClaimError {
         /// What ended the renewal.
         reason: String,
     },
+    /// The claim was called off ([`Cancel::cancel`](super::Cancel::cancel)) before it
+    /// held every id it needed; whatever it had taken is released.
+    Cancelled {
+        /// The namespace.
+        namespace: String,
+    },
 }
 
 /// What to do about a [`ClaimError`] ([`ClaimError::kind`]): settings to fix before
@@ -211,6 +217,8 @@ pub enum ClaimErrorKind {
     /// The store holds data this version cannot read: repair it (the message names the
     /// key, znode or file); claims skip that id meanwhile.
     Corrupt,
+    /// The caller called the claim off ([`Cancel`](super::Cancel)): nothing is held.
+    Cancelled,
 }
 
 impl ClaimError {
@@ -239,6 +247,7 @@ impl ClaimError {
             }
             ClaimError::Corrupt { .. } => ClaimErrorKind::Corrupt,
             ClaimError::Refused { .. } => ClaimErrorKind::Access,
+            ClaimError::Cancelled { .. } => ClaimErrorKind::Cancelled,
         }
     }
 }
@@ -375,6 +384,10 @@ impl fmt::Display for ClaimError {
             ClaimError::RenewalStopped { node, reason } => write!(
                 f,
                 "nothing renews node {node}'s claim any more ({reason}): minting ends at its fence; build a new generator"
+            ),
+            ClaimError::Cancelled { namespace } => write!(
+                f,
+                "the claim in namespace {namespace:?} was called off before it held its node ids; nothing is held"
             ),
         }
     }

@@ -50,6 +50,8 @@ pub struct ClaimStatus {
 struct Stats {
     renewals: u64,
     failures: u64,
+    /// Renewals failed in a row, up to the last.
+    streak: u64,
     last_error: Option<ClaimError>,
 }
 
@@ -183,7 +185,20 @@ impl Holder {
             &clock,
             max_wait,
             settings.pool_wait,
+            claims.cancel.as_ref(),
         )?;
+        if claims
+            .cancel
+            .as_ref()
+            .is_some_and(super::Cancel::is_cancelled)
+        {
+            for c in &claimed {
+                let _ = store.release(c, c.not_before_unix_ns);
+            }
+            return Err(ClaimError::Cancelled {
+                namespace: claims.namespace.clone(),
+            });
+        }
         let mut holders = Vec::with_capacity(count);
         let mut rest = claimed.into_iter();
         while let Some(claimed) = rest.next() {
@@ -247,6 +262,14 @@ impl Holder {
             Fence::new(u64::MAX, u64::MAX)
         };
         let background = claims.background && claimed.fenced;
+        #[cfg(any(feature = "metrics", feature = "tracing"))]
+        crate::observe::claim_taken(
+            claimed.node,
+            &claimed.namespace,
+            &store.url(),
+            &instance,
+            claimed.fenced.then(|| fence.reserved_ns()),
+        );
         let shared = Arc::new(Shared {
             store,
             claimed,
@@ -408,7 +431,17 @@ impl Holder {
         } else {
             0
         };
-        let _ = s.store.release(&s.claimed, last);
+        let released = s.store.release(&s.claimed, last);
+        #[cfg(any(feature = "metrics", feature = "tracing"))]
+        crate::observe::claim_released(
+            s.claimed.node,
+            last,
+            released
+                .as_ref()
+                .err()
+                .map(|e| e as &dyn core::fmt::Display),
+        );
+        let _ = released;
         s.fence.set_state(ClaimState::Released);
     }
 }

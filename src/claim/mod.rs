@@ -56,6 +56,7 @@
 
 mod access;
 mod build;
+mod cancel;
 mod claimed;
 mod claims;
 mod error;
@@ -72,6 +73,7 @@ mod take;
 use core::time::Duration;
 
 pub use access::{Access, ReadAccess, Secret};
+pub use cancel::Cancel;
 pub use claimed::{ClaimGate, ClaimedGenerator};
 pub use claims::Claims;
 pub use error::{ClaimError, ClaimErrorKind};

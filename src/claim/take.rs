@@ -6,7 +6,7 @@ use core::time::Duration;
 use std::vec::Vec;
 
 use super::store::{ClaimRequest, Claimed};
-use super::{ClaimError, ClaimStore, Claims, MAX_WINDOW, MIN_RENEW_EVERY, check_namespace};
+use super::{Cancel, ClaimError, ClaimStore, Claims, MAX_WINDOW, MIN_RENEW_EVERY, check_namespace};
 use crate::clock::Clock;
 use crate::layout::Layout;
 
@@ -136,7 +136,8 @@ fn jitter(bound: Duration) -> Duration {
 /// waiting for the same ids never split them and hold each other's share. The layout is
 /// bound to the namespace first ([`ClaimStore::bind_layout`]). Waits (bounded by
 /// `pool_wait`) while the pool is full, the store cannot be reached or too few free ids
-/// are usable yet.
+/// are usable yet; `cancel` ends the wait, with nothing held.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn claim_usable(
     store: &dyn ClaimStore,
     request: &ClaimRequest<'_>,
@@ -145,12 +146,19 @@ pub(super) fn claim_usable(
     clock: &RenewClock,
     max_wait: Duration,
     pool_wait: Duration,
+    cancel: Option<&Cancel>,
 ) -> Result<Vec<Claimed>, ClaimError> {
     let started = std::time::Instant::now();
     let max_wait_ns = u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX);
     let mut bound = false;
     let mut round: u32 = 0;
+    let cancelled = || ClaimError::Cancelled {
+        namespace: request.namespace.into(),
+    };
     loop {
+        if cancel.is_some_and(Cancel::is_cancelled) {
+            return Err(cancelled());
+        }
         let mut usable: Vec<Claimed> = Vec::with_capacity(count);
         let mut ahead: Vec<Claimed> = Vec::new();
         let binding = match bound {
@@ -237,6 +245,11 @@ pub(super) fn claim_usable(
                 .saturating_sub(clock.unix_ns());
             nap = nap.max(Duration::from_nanos(reach));
         }
-        std::thread::sleep(nap.min(pool_wait - waited));
+        let nap = nap.min(pool_wait - waited);
+        match cancel {
+            Some(c) if c.sleep(nap) => return Err(cancelled()),
+            Some(_) => {}
+            None => std::thread::sleep(nap),
+        }
     }
 }

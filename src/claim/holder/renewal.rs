@@ -52,9 +52,15 @@ impl Shared {
             Ok(_) => {
                 stats.renewals += 1;
                 stats.last_error = None;
+                #[cfg(any(feature = "metrics", feature = "tracing"))]
+                if stats.streak > 0 {
+                    crate::observe::claim_recovered(self.claimed.node, stats.streak);
+                }
+                stats.streak = 0;
             }
             Err(e) => {
                 stats.failures += 1;
+                stats.streak += 1;
                 stats.last_error = Some(e.clone());
                 #[cfg(any(feature = "metrics", feature = "tracing"))]
                 crate::observe::claim_renewal_failed(

@@ -1,18 +1,22 @@
 //! `flakeid serve`: the ID service (the `flakeid-serve` package) on a tokio runtime of one
-//! worker per shard; stops on SIGTERM or SIGINT (drained, claims released, exit 0) and on
-//! a lost claim (exit 3, so that a supervisor starts a new one).
+//! worker per shard, logging through `tracing` (text or JSON, `FLAKEID_LOG`/`RUST_LOG`).
+//! Listens at once and claims its node ids meanwhile; stops on SIGTERM or SIGINT
+//! (drained, claims released, exit 0, also while still claiming); reloads the TLS pair and
+//! the token file on SIGHUP; on a lost claim, claims again in process (or, with
+//! `--on-claim-lost exit`, exits 3 for a supervisor to restart it).
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use flakeid_serve::{Config, NodeSource, Outcome};
+use flakeid_serve::{Config, Limits, NodeSource, Outcome, Service, Tokens};
 
-use crate::args::{LayoutArg, ServeArgs};
-use crate::generate::{claim_error, claims_of, refuse_ttl_without_lease, report_claim, warn_since};
-use crate::{CliError, CliResult, io_err, parse_layout, warn};
+use crate::args::{LayoutArg, LogFormat, OnClaimLost, ServeArgs};
+use crate::generate::{claim_error, claims_of, refuse_ttl_without_lease};
+use crate::{CliError, CliResult, io_err, parse_layout};
 
-/// The exit status of a server whose claim was lost.
+/// The exit status of a server whose claim was lost (`--on-claim-lost exit`).
 const CLAIM_LOST: u8 = 3;
 
 /// The request latency buckets, in seconds: 10 us to 1 s.
@@ -20,23 +24,58 @@ const LATENCY_BUCKETS: [f64; 11] = [
     1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 1e-1, 1.0,
 ];
 
+/// Logs to standard error: `info` and up by default, or as FLAKEID_LOG (else RUST_LOG)
+/// says; RFC 3339 timestamps in UTC; colour only on a terminal.
+fn logs(format: LogFormat) -> CliResult {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("FLAKEID_LOG").or_else(|_| std::env::var("RUST_LOG")) {
+        Ok(text) => EnvFilter::try_new(&text).map_err(|e| {
+            CliError::new(
+                None,
+                format!("FLAKEID_LOG/RUST_LOG {text:?}: {e}; give levels such as info, or flakeid_serve=debug,info"),
+            )
+        })?,
+        Err(_) => EnvFilter::new("info"),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_timer(tracing_subscriber::fmt::time::SystemTime);
+    let installed = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init(),
+    };
+    installed.map_err(|e| CliError::new(None, format!("setting up the logs: {e}")))
+}
+
+/// The shard count and why: the flag, or the CPUs this process may use.
+fn shards(a: &ServeArgs) -> (usize, &'static str) {
+    match a.shards {
+        Some(n) => (usize::from(n), "--shards"),
+        None => (
+            flakeid_serve::default_shards(),
+            "the CPUs this process may use: its affinity mask and its cgroup CPU quota (set --shards to choose)",
+        ),
+    }
+}
+
 pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
+    logs(a.log_format)?;
     let layout = parse_layout(&LayoutArg {
         layout: a.layout.clone(),
     })?;
-    let shards = a
-        .shards
-        .map(usize::from)
-        .unwrap_or_else(|| flakeid::affinity::cores().max(1));
-    let mut claim_store = None;
+    let (shards, why) = shards(&a);
     let nodes = match &a.claim.store.claim {
         Some(url) => {
             refuse_ttl_without_lease(url, &a.claim)?;
             crate::stores::built_in(url)?;
-            let claims = claims_of(url, &a.claim)?;
-            let store = Arc::clone(claims.store());
-            claim_store = Some((store.warnings().len(), store));
-            NodeSource::Claims(claims)
+            NodeSource::Claims(claims_of(url, &a.claim)?)
         }
         None => match a.node {
             Some(first) => NodeSource::Nodes { first },
@@ -56,15 +95,14 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         )
         .and_then(|b| b.install_recorder())
         .map_err(|e| CliError::new(None, format!("installing the metrics recorder: {e}")))?;
-    let token = match (&a.token_file, std::env::var("FLAKEID_TOKEN")) {
-        (Some(path), _) => Some(
-            flakeid_serve::Token::from_file(path)
-                .map_err(|e| CliError::new(Some("--token-file"), e))?,
-        ),
-        (None, Ok(text)) => Some(
+    let tokens = match (&a.token_file, std::env::var("FLAKEID_TOKEN")) {
+        (Some(path), _) => {
+            Some(Tokens::from_file(path).map_err(|e| CliError::new(Some("--token-file"), e))?)
+        }
+        (None, Ok(text)) => Some(Tokens::fixed(
             flakeid_serve::Token::new(&text)
                 .map_err(|e| CliError::new(None, format!("FLAKEID_TOKEN: {e}")))?,
-        ),
+        )),
         (None, Err(_)) => None,
     };
     let tls = match (&a.tls_cert, &a.tls_key) {
@@ -74,6 +112,104 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         ),
         _ => None,
     };
+    warn_exposed(&a, tls.is_some(), tokens.is_some());
+    let descriptors = flakeid_serve::raise_descriptor_limit();
+    let mut limits = Limits::default();
+    limits.header_timeout = a.header_timeout;
+    limits.idle_timeout = a.idle_timeout;
+    limits.request_timeout = a.request_timeout;
+    limits.keepalive_interval = (!a.keepalive.is_zero()).then_some(a.keepalive);
+    limits.max_connections = a.max_connections as usize;
+    limits.max_streams = a.max_streams;
+    limits.streams_per_connection = a.streams_per_connection;
+    limits.max_decode = a.max_decode as usize;
+    limits.max_bulk = 2 * shards;
+    let mut config = Config::new(layout, nodes);
+    config.shards = shards;
+    config.listen = a.listen;
+    config.grpc_listen = a.grpc_listen;
+    config.max_wait = a.max_wait;
+    config.drain = a.drain;
+    config.window = a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW);
+    config.metrics = Some(metrics);
+    config.tokens = tokens;
+    config.tls = tls.clone();
+    config.limits = limits;
+    config.on_claim_lost = match a.on_claim_lost {
+        OnClaimLost::Reclaim => flakeid_serve::OnClaimLost::Reclaim,
+        OnClaimLost::Exit => flakeid_serve::OnClaimLost::Exit,
+    };
+    config.access_log = a.access_log;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(shards)
+        .enable_all()
+        .build()
+        .map_err(io_err)?;
+    let https = tls.is_some();
+    let service: Arc<OnceLock<Arc<Service>>> = Arc::default();
+    let outcome = runtime.block_on(async move {
+        let stop = {
+            let service = Arc::clone(&service);
+            async move {
+                use tokio::signal::unix::{SignalKind, signal};
+                let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler");
+                let mut hup = signal(SignalKind::hangup()).expect("a SIGHUP handler");
+                loop {
+                    tokio::select! {
+                        _ = term.recv() => {
+                            tracing::info!("SIGTERM: stopping");
+                            return;
+                        }
+                        _ = tokio::signal::ctrl_c() => {
+                            tracing::info!("SIGINT: stopping");
+                            return;
+                        }
+                        _ = hup.recv() => match service.get() {
+                            Some(s) => {
+                                tracing::info!("SIGHUP: reloading the token file and the TLS certificate");
+                                s.reload();
+                            }
+                            None => tracing::info!("SIGHUP: not serving yet, nothing to reload"),
+                        },
+                    }
+                }
+            }
+        };
+        flakeid_serve::run(config, stop, |s, http, grpc| {
+            let _ = service.set(Arc::clone(s));
+            let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
+            let scheme = if https { "https" } else { "http" };
+            tracing::info!(
+                shards,
+                shards_from = %why,
+                max_descriptors = descriptors,
+                "flakeid serve: {shards} shard{} of {layout}, HTTP on {scheme}://{http}{grpc}{}",
+                if shards == 1 { "" } else { "s" },
+                if https { " (TLS)" } else { "" }
+            );
+        })
+        .await
+    });
+    // The runtime's end waits for its blocking tasks (a claim called off): bounded.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    match outcome {
+        Ok(Outcome::Stopped) => {
+            tracing::info!("flakeid serve: stopped; every claim released");
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(Outcome::ClaimLost(why)) => {
+            tracing::error!(
+                "flakeid serve: {why}; stopped (exit {CLAIM_LOST}, --on-claim-lost exit) so that a new server claims anew"
+            );
+            Ok(ExitCode::from(CLAIM_LOST))
+        }
+        Err(flakeid_serve::StartError::Claim(e)) => Err(claim_error(e)),
+        Err(e) => Err(CliError::new(None, e)),
+    }
+}
+
+/// A loud warning for each listener other hosts can reach without TLS or without a token.
+fn warn_exposed(a: &ServeArgs, tls: bool, token: bool) {
     for (name, addr) in [
         ("--listen", Some(a.listen)),
         ("--grpc-listen", a.grpc_listen),
@@ -81,7 +217,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         let Some(addr) = addr.filter(|a| !a.ip().is_loopback()) else {
             continue;
         };
-        let lacks = match (tls.is_some(), token.is_some()) {
+        let lacks = match (tls, token) {
             (true, true) => continue,
             (false, false) => {
                 "without TLS and without a token: anyone who reaches it can mint and decode IDs, and sees them in plain text. Set FLAKEID_TOKEN_FILE (or FLAKEID_TOKEN) and --tls-cert/--tls-key"
@@ -93,109 +229,8 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
                 "without TLS: the token and the IDs cross the network in plain text. Give --tls-cert and --tls-key"
             }
         };
-        warn(format_args!(
+        tracing::warn!(
             "flakeid serve: WARNING: {name} {addr} is reachable from other hosts, {lacks}"
-        ));
-    }
-    let config = Config {
-        layout,
-        nodes,
-        shards,
-        listen: a.listen,
-        grpc_listen: a.grpc_listen,
-        max_wait: a.max_wait,
-        drain: a.drain,
-        window: a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW),
-        metrics: Some(metrics),
-        token,
-        tls: tls.clone(),
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(shards)
-        .enable_all()
-        .build()
-        .map_err(io_err)?;
-    let https = tls.is_some();
-    let failed_store = claim_store.clone();
-    let outcome = runtime.block_on(async move {
-        let stop = async move {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("a SIGTERM handler");
-            let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-                .expect("a SIGHUP handler");
-            loop {
-                tokio::select! {
-                    _ = term.recv() => return,
-                    _ = tokio::signal::ctrl_c() => return,
-                    _ = hup.recv() => reload(tls.as_deref()),
-                }
-            }
-        };
-        flakeid_serve::run(config, stop, |service, http, grpc| {
-            if let Some((shown, store)) = &claim_store {
-                warn_since(&**store, *shown);
-            }
-            report(service);
-            let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
-            let scheme = if https { "https" } else { "http" };
-            warn(format_args!(
-                "flakeid serve: {shards} shard{} of {layout}, HTTP on {scheme}://{http}{grpc}{}",
-                if shards == 1 { "" } else { "s" },
-                if https { " (TLS)" } else { "" }
-            ));
-        })
-        .await
-    });
-    // The runtime's end waits for its blocking tasks: give them the drain bound too.
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    match outcome {
-        Ok(Outcome::Stopped) => {
-            warn(format_args!("flakeid serve: stopped; every claim released"));
-            Ok(ExitCode::SUCCESS)
-        }
-        Ok(Outcome::ClaimLost(why)) => {
-            warn(format_args!(
-                "flakeid serve: {why}; stopped (exit {CLAIM_LOST}) so that a new server claims anew"
-            ));
-            Ok(ExitCode::from(CLAIM_LOST))
-        }
-        Err(flakeid_serve::StartError::Claim(e)) => {
-            if let Some((shown, store)) = &failed_store {
-                warn_since(&**store, *shown);
-            }
-            Err(claim_error(e))
-        }
-        Err(e) => Err(CliError::new(None, e)),
-    }
-}
-
-/// SIGHUP: reads the TLS certificate and key again (new connections get them; open ones
-/// keep theirs). A pair that fails to load leaves the one in use, and says why.
-fn reload(tls: Option<&flakeid_serve::TlsKeys>) {
-    let Some(tls) = tls else {
-        warn(format_args!(
-            "flakeid serve: SIGHUP: nothing to reload (no --tls-cert)"
-        ));
-        return;
-    };
-    let (cert, _) = tls.files();
-    match tls.reload() {
-        Ok(()) => warn(format_args!(
-            "flakeid serve: SIGHUP: reloaded the TLS certificate {}",
-            cert.display()
-        )),
-        Err(e) => warn(format_args!(
-            "flakeid serve: SIGHUP: kept the TLS certificate in use: {e}"
-        )),
-    }
-}
-
-/// Reports each claimed node id as `gen` does (on standard error).
-fn report(service: &flakeid_serve::Service) {
-    for n in service.minter().nodes() {
-        if let Some(s) = n.claim {
-            report_claim(&s, service.layout());
-        }
+        );
     }
 }

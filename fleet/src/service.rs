@@ -18,13 +18,43 @@ pub struct Served {
 }
 
 /// Starts `flakeid serve ARGS --listen 127.0.0.1:0` and waits (at most `bound`) for the
-/// line that names its listeners.
+/// line that names its listeners, then for the one that says it is ready (its node ids
+/// claimed).
 pub fn serve(args: &[&str], bound: Duration) -> Served {
     serve_env(args, &[], bound)
 }
 
 /// [`serve`] with environment variables set (and `--listen` only if ARGS has none).
 pub fn serve_env(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served {
+    let mut s = serve_listening(args, env, bound);
+    let deadline = Instant::now() + bound;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match s.stderr.recv_timeout(left) {
+            Ok(line) => {
+                let ready = line.contains("ready=true") || line.contains("\"ready\":true");
+                s.before.push(line);
+                if ready {
+                    return s;
+                }
+            }
+            Err(e) => {
+                let status = s.child.as_mut().and_then(|c| {
+                    let _ = c.kill();
+                    c.wait().ok()
+                });
+                panic!(
+                    "flakeid serve {args:?} listened but was not ready ({e:?} within {bound:?}, {status:?}): {:?}",
+                    s.before
+                );
+            }
+        }
+    }
+}
+
+/// Starts `flakeid serve` as [`serve_env`] does and returns once it listens, before its
+/// node ids are claimed.
+pub fn serve_listening(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served {
     let listen: &[&str] = if args.contains(&"--listen") {
         &[]
     } else {
@@ -66,7 +96,7 @@ pub fn serve_env(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served
         seen.push(line.clone());
         if let Some(at) = line.find("HTTP on ") {
             let rest = &line[at + "HTTP on ".len()..];
-            let http = rest.split([',', ' ']).next().unwrap().to_string();
+            let http = rest.split([',', ' ', '"']).next().unwrap().to_string();
             let scheme = if http.starts_with("https://") {
                 "https"
             } else {
@@ -74,7 +104,7 @@ pub fn serve_env(args: &[&str], env: &[(&str, &str)], bound: Duration) -> Served
             };
             let grpc = line.find("gRPC on ").map(|g| {
                 line[g + "gRPC on ".len()..]
-                    .split(' ')
+                    .split([' ', '"'])
                     .next()
                     .unwrap()
                     .trim()

@@ -1,15 +1,18 @@
-//! The gRPC service `flakeid.v1.IdService` ([`IdGrpc`]): `Next`, `Stream` and `Decode`,
-//! errors as `INVALID_ARGUMENT` or `UNAVAILABLE` with the same messages as HTTP; plus the
-//! descriptor set for server reflection ([`FILE_DESCRIPTOR_SET`]).
+//! The gRPC service `flakeid.v1.IdService` ([`IdGrpc`]): `Next`, `Stream`, `Decode` and
+//! `Layout`, errors mapped from [`ServiceError`](crate::ServiceError) (the HTTP messages,
+//! as `INVALID_ARGUMENT`, `UNAVAILABLE`, `RESOURCE_EXHAUSTED`, ...); the token's
+//! interceptor ([`require_token`]); the descriptor set for server reflection
+//! ([`FILE_DESCRIPTOR_SET`]). The listener's layers (metrics by method and code, the
+//! deadline with `grpc-timeout`) are in `grpc_edges`.
 
 use std::pin::Pin;
 use std::sync::Arc;
 
-use flakeid::{Id, MintError};
+use flakeid::Id;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
-use crate::{MAX_BATCH, MAX_DECODE, Service};
+use crate::{MAX_BATCH, Service, ServiceError};
 
 /// The code generated from `proto/flakeid/v1/flakeid.proto`: messages, the server trait
 /// and a client.
@@ -22,7 +25,10 @@ pub mod v1 {
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("flakeid_v1_descriptor");
 
 use v1::id_service_server::IdService;
-use v1::{DecodeRequest, DecodeResponse, DecodedId, NextRequest, NextResponse, StreamRequest};
+use v1::{
+    DecodeRequest, DecodeResponse, DecodedId, LayoutRequest, LayoutResponse, NextRequest,
+    NextResponse, StreamRequest,
+};
 
 /// `flakeid.v1.IdService` over a [`Service`]; serve it with
 /// `v1::id_service_server::IdServiceServer::new(IdGrpc::new(service))`.
@@ -39,8 +45,8 @@ impl IdGrpc {
 }
 
 /// The interceptor of the ID service: `UNAUTHENTICATED` unless the call's `authorization`
-/// metadata is `Bearer <token>` (when the service has a token). Health and reflection are
-/// served without it.
+/// metadata is `Bearer <token>` with a token the service accepts (when it has any).
+/// Health and reflection are served without it.
 pub fn require_token(
     service: Arc<Service>,
 ) -> impl FnMut(Request<()>) -> Result<Request<()>, Status> + Clone {
@@ -52,27 +58,18 @@ pub fn require_token(
         if service.admits(value) {
             Ok(request)
         } else {
-            Err(Status::unauthenticated(
-                "missing or wrong bearer token: send the metadata authorization: Bearer <token> with the server's token",
-            ))
+            Err(ServiceError::Unauthorized.into())
         }
     }
 }
 
-/// A minting error as gRPC reports it: `UNAVAILABLE`, the retry delay in the message.
-fn unavailable(e: MintError) -> Status {
-    let retry = e
-        .retry_after()
-        .map(|d| format!(" (retry after {} ms)", d.as_millis().max(1)))
-        .unwrap_or_default();
-    Status::unavailable(format!("{e}{retry}"))
-}
-
-/// `count` IDs, minted on this worker thread (blocking is allowed here: see the HTTP
-/// batch route).
-fn mint(service: &Service, count: usize) -> Result<Vec<u64>, Status> {
+/// `count` IDs from shard `shard` of `minter`, as the wire carries them.
+async fn mint(minter: &crate::Minter, shard: usize, count: usize) -> Result<Vec<u64>, Status> {
     let mut ids = vec![Id::default(); count];
-    tokio::task::block_in_place(|| service.minter().fill(&mut ids)).map_err(unavailable)?;
+    minter
+        .fill(shard, &mut ids)
+        .await
+        .map_err(|e| Status::from(ServiceError::from(e)))?;
     metrics::counter!("flakeid_ids_minted_total").increment(count as u64);
     Ok(ids.into_iter().map(Id::get).collect())
 }
@@ -84,20 +81,20 @@ impl IdService for IdGrpc {
     async fn next(&self, request: Request<NextRequest>) -> Result<Response<NextResponse>, Status> {
         let count = request.into_inner().count.max(1) as usize;
         if count > MAX_BATCH {
-            return Err(Status::invalid_argument(format!(
+            return Err(ServiceError::BadRequest(format!(
                 "count {count} is more than one call may ask for: give 1 to {MAX_BATCH}, or use Stream"
-            )));
+            ))
+            .into());
         }
-        if count == 1 {
-            let id = self.service.minter().next_id().await.map_err(unavailable)?;
+        let minter = self.service.minter()?;
+        let ids = if count == 1 {
+            let id = minter.next_id().await.map_err(ServiceError::from)?;
             metrics::counter!("flakeid_ids_minted_total").increment(1);
-            return Ok(Response::new(NextResponse {
-                ids: vec![id.get()],
-            }));
-        }
-        Ok(Response::new(NextResponse {
-            ids: mint(&self.service, count)?,
-        }))
+            vec![id.get()]
+        } else {
+            mint(&minter, minter.home(), count).await?
+        };
+        Ok(Response::new(NextResponse { ids }))
     }
 
     type StreamStream = IdStream;
@@ -106,36 +103,60 @@ impl IdService for IdGrpc {
         &self,
         request: Request<StreamRequest>,
     ) -> Result<Response<Self::StreamStream>, Status> {
+        // Streams per connection are bounded: one client cannot open them without end.
+        let limit = self.service.limits().streams_per_connection;
+        let permit = match request.extensions().get::<Arc<crate::conn::Conn>>() {
+            Some(conn) => Some(Arc::clone(&conn.streams).try_acquire_owned().map_err(|_| {
+                ServiceError::Busy(format!(
+                    "this connection has {limit} streams open, the most it may: wait for one to end"
+                ))
+            })?),
+            None => None,
+        };
         let StreamRequest { count, batch } = request.into_inner();
         if count == 0 {
-            return Err(Status::invalid_argument(
-                "count 0 asks for nothing: give the number of IDs to stream",
-            ));
+            return Err(ServiceError::BadRequest(
+                "count 0 asks for nothing: give the number of IDs to stream".into(),
+            )
+            .into());
         }
         let batch = match batch {
             0 => 4096,
             b if b as usize > MAX_BATCH => {
-                return Err(Status::invalid_argument(format!(
+                return Err(ServiceError::BadRequest(format!(
                     "batch {b} is more than one message may carry: give 1 to {MAX_BATCH}"
-                )));
+                ))
+                .into());
             }
-            b => b as u64,
+            b => u64::from(b),
         };
-        let service = Arc::clone(&self.service);
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        tokio::spawn(async move {
+        let minter = self.service.minter()?;
+        // The whole stream mints on one shard, so that its IDs increase across messages
+        // whichever worker thread the task runs on. The channel holds one message: the
+        // stream mints no faster than the client reads (at most two messages ahead), and
+        // each chunk yields to the other tasks and to single-ID requests.
+        let shard = minter.home();
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let ended = self.service.ended.clone();
+        self.service.tasks.spawn(async move {
+            let _permit = permit;
             let mut left = count;
             while left > 0 {
                 let n = left.min(batch);
-                let sent = match mint(&service, n as usize) {
-                    Ok(ids) => tx.send(Ok(NextResponse { ids })).await,
-                    Err(status) => {
-                        let _ = tx.send(Err(status)).await;
-                        return;
-                    }
+                let minted = tokio::select! {
+                    m = mint(&minter, shard, n as usize) => m,
+                    _ = ended.cancelled() => Err(ServiceError::NotServing(
+                        "the server stopped: open the stream again on another server".into(),
+                    ).into()),
                 };
-                if sent.is_err() {
-                    return; // the client went away
+                let last = minted.is_err();
+                if tx
+                    .send(minted.map(|ids| NextResponse { ids }))
+                    .await
+                    .is_err()
+                    || last
+                {
+                    return; // the client went away, or the stream failed
                 }
                 left -= n;
             }
@@ -149,17 +170,16 @@ impl IdService for IdGrpc {
         request: Request<DecodeRequest>,
     ) -> Result<Response<DecodeResponse>, Status> {
         let ids = request.into_inner().ids;
-        if ids.len() > MAX_DECODE {
-            return Err(Status::invalid_argument(format!(
-                "{} IDs is more than one call may carry: send at most {MAX_DECODE}",
+        let max = self.service.limits().max_decode;
+        if ids.len() > max {
+            return Err(ServiceError::BadRequest(format!(
+                "{} IDs is more than one call may carry: send at most {max}",
                 ids.len()
-            )));
+            ))
+            .into());
         }
         let layout = *self.service.layout();
-        let rows = self
-            .service
-            .decode(&ids)
-            .map_err(Status::invalid_argument)?;
+        let rows = self.service.decode(&ids)?;
         let fields = flakeid_text::NodeFields::of(&layout);
         let (split, machine) = (fields.datacenter_worker, fields.machine);
         let out = rows
@@ -186,5 +206,29 @@ impl IdService for IdGrpc {
             })
             .collect();
         Ok(Response::new(DecodeResponse { ids: out }))
+    }
+
+    async fn layout(&self, _: Request<LayoutRequest>) -> Result<Response<LayoutResponse>, Status> {
+        let l = *self.service.layout();
+        let nodes = self
+            .service
+            .minter()
+            .map(|m| m.nodes().into_iter().map(|n| n.node).collect())
+            .unwrap_or_default();
+        Ok(Response::new(LayoutResponse {
+            layout: l.to_string(),
+            preset: flakeid_text::layout::preset_of(&l).map(|p| p.name.to_string()),
+            time_bits: l.time_bits(),
+            sequence_bits: l.sequence_bits(),
+            node_bits: l.node_bits(),
+            datacenter_bits: l.datacenter_bits(),
+            worker_bits: l.worker_bits(),
+            order: flakeid_text::layout::order_name(l.order()).into(),
+            grid: flakeid_text::layout::grid_name(l.grid()).into(),
+            unit_ns: l.unit_ns(),
+            epoch_unix_ms: l.epoch_unix_ms(),
+            nodes,
+            json: flakeid_text::layout::layout_json(&l),
+        }))
     }
 }

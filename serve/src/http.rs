@@ -1,69 +1,74 @@
-//! The HTTP routes ([`router`]): minting, decoding, the layout, probes and metrics, each
-//! error a JSON message that says what to send instead.
+//! The HTTP routes over a [`Service`]: mint, decode, layout, the probes and the metrics.
+//! Each handler returns `Result<Response, ServiceError>`; the cross-cutting behaviour
+//! (token, deadline, metrics, request ids, size checks, panics) is in [`crate::edges`].
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::Response;
 use axum::routing::{get, post};
-use flakeid::{Encoding, Id, MintError};
-
-use crate::{MAX_BATCH, MAX_DECODE, Readiness, Service};
+use flakeid::{Encoding, Id};
 use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 
-/// The routes of the service over `service` (see the crate docs for the table).
+use crate::edges;
+use crate::{MAX_BATCH, Minter, Readiness, Service, ServiceError};
+
+pub(crate) const JSON: &str = "application/json";
+
+/// The routes, as the metrics name them (the matched route's pattern).
+pub(crate) const ROUTES: [&str; 7] = [
+    "/v1/id",
+    "/v1/ids",
+    "/v1/decode",
+    "/v1/layout",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+];
+
+/// The routes of the service over `service` (see the crate docs for the table), with
+/// its layers: the token on `/v1/*`, `HEAD` and `Cache-Control` on the mint routes, the
+/// bound on concurrent batch and decode requests, the decode body limit, the request
+/// deadline, and outside them the metrics, request ids, size checks and panic guard.
 pub fn router(service: Arc<Service>) -> Router {
-    // The mint and decode routes, behind the token if one is set.
-    let guarded = Router::new()
+    let limits = service.limits().clone();
+    // Batch and decode requests share one bound, so that they cannot take every worker.
+    let bulk = tower::limit::GlobalConcurrencyLimitLayer::new(limits.max_bulk.max(1));
+    let minting = Router::new()
         .route("/v1/id", get(one_id))
-        .route("/v1/ids", get(many_ids))
-        .route("/v1/decode", post(decode))
+        .route(
+            "/v1/ids",
+            get(many_ids).layer::<_, std::convert::Infallible>(bulk.clone()),
+        )
+        .route_layer(from_fn(edges::mint_edges));
+    let guarded = Router::new()
+        .merge(minting)
+        .route(
+            "/v1/decode",
+            post(decode)
+                .layer::<_, std::convert::Infallible>(bulk)
+                .layer(DefaultBodyLimit::max(limits.decode_body_limit())),
+        )
         .route("/v1/layout", get(layout))
-        .route_layer(axum::middleware::from_fn_with_state(
+        .route_layer(from_fn_with_state(
             Arc::clone(&service),
-            require_token,
+            edges::require_token,
         ));
-    Router::new()
+    let routes = Router::new()
         .merge(guarded)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route_layer(from_fn_with_state(Arc::clone(&service), edges::deadline))
+        .route_layer(from_fn(edges::remember_route))
         .fallback(not_found)
-        .with_state(service)
-}
-
-const JSON: &str = "application/json";
-
-/// 401 unless the request carries the bearer token (when the service has one).
-async fn require_token(
-    State(s): State<Arc<Service>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
-    if s.admits(header) {
-        return next.run(request).await;
-    }
-    let route: &'static str = match request.uri().path() {
-        "/v1/id" => "/v1/id",
-        "/v1/ids" => "/v1/ids",
-        "/v1/decode" => "/v1/decode",
-        _ => "/v1/layout",
-    };
-    let mut r = error(
-        StatusCode::UNAUTHORIZED,
-        "missing or wrong bearer token: send the header Authorization: Bearer <token> with the server's token",
-    );
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    observe(route, Instant::now(), r)
+        .method_not_allowed_fallback(method_not_allowed);
+    edges::wrap(routes, &service).with_state(service)
 }
 
 fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
@@ -74,54 +79,25 @@ fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
         .expect("a valid response")
 }
 
-/// `{"error":"..."}` with `status`.
-fn error(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::json!({ "error": message }).to_string();
-    json(status, body)
-}
-
-fn bad_request(message: &str) -> Response {
-    error(StatusCode::BAD_REQUEST, message)
-}
-
-/// A minting error: 503 with `Retry-After` (whole seconds, at least 1) when a retry can
-/// succeed or the server cannot mint at all; the message says which.
-fn mint_error(e: MintError) -> Response {
-    let mut r = error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
-    let secs = e
-        .retry_after()
-        .map_or(1, |d| d.as_secs_f64().ceil().max(1.0) as u64);
-    r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    r
-}
-
-/// Counts a request by route and status, and its latency.
-fn observe(route: &'static str, started: Instant, r: Response) -> Response {
-    let status = r.status().as_u16().to_string();
-    metrics::counter!("flakeid_http_requests_total", "route" => route, "status" => status)
-        .increment(1);
-    metrics::histogram!("flakeid_http_request_duration_seconds", "route" => route)
-        .record(started.elapsed().as_secs_f64());
-    r
-}
-
-async fn one_id(State(s): State<Arc<Service>>) -> Response {
-    let started = Instant::now();
-    let r = match s.minter().next_id().await {
-        Ok(id) => {
-            metrics::counter!("flakeid_ids_minted_total").increment(1);
-            let mut buf = [0u8; Encoding::MAX_LEN];
-            let text = id_text(id, &mut buf);
-            let mut body = Vec::with_capacity(text.len() + 10);
-            body.extend_from_slice(b"{\"id\":\"");
-            body.extend_from_slice(text.as_bytes());
-            body.extend_from_slice(b"\"}");
-            json(StatusCode::OK, body)
-        }
-        Err(e) => mint_error(e),
+async fn one_id(State(s): State<Arc<Service>>) -> Result<Response, ServiceError> {
+    // The fast path takes no reference count on the minter.
+    let id = match s.with_minter(Minter::try_next_id)? {
+        Ok(id) => id,
+        Err(
+            flakeid::MintError::WouldBlock { .. }
+            | flakeid::MintError::Leased
+            | flakeid::MintError::ReservationExpired { .. },
+        ) => s.minter()?.next_id().await?,
+        Err(e) => return Err(e.into()),
     };
-    observe("/v1/id", started, r)
+    metrics::counter!("flakeid_ids_minted_total").increment(1);
+    let mut buf = [0u8; Encoding::MAX_LEN];
+    let text = id_text(id, &mut buf);
+    let mut body = Vec::with_capacity(text.len() + 10);
+    body.extend_from_slice(b"{\"id\":\"");
+    body.extend_from_slice(text.as_bytes());
+    body.extend_from_slice(b"\"}");
+    Ok(json(StatusCode::OK, body))
 }
 
 fn id_text(id: Id, buf: &mut [u8; Encoding::MAX_LEN]) -> &str {
@@ -130,19 +106,19 @@ fn id_text(id: Id, buf: &mut [u8; Encoding::MAX_LEN]) -> &str {
 
 /// The query of `/v1/ids`.
 #[derive(serde::Deserialize)]
-struct Count {
+pub(crate) struct Count {
     count: Option<String>,
 }
 
 /// What the client accepts, of the forms a batch comes in.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Form {
+pub(crate) enum Form {
     Json,
     Lines,
     Packed,
 }
 
-fn form(headers: &HeaderMap) -> Form {
+pub(crate) fn form(headers: &HeaderMap) -> Form {
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -156,124 +132,184 @@ fn form(headers: &HeaderMap) -> Form {
     }
 }
 
+impl Form {
+    pub(crate) fn content_type(self) -> &'static str {
+        match self {
+            Form::Json => JSON,
+            Form::Lines => "text/plain; charset=utf-8",
+            Form::Packed => "application/octet-stream",
+        }
+    }
+}
+
 /// The count asked for, or the message that says what to send instead.
-fn parse_count(q: &Count) -> Result<usize, String> {
+fn parse_count(q: &Count) -> Result<usize, ServiceError> {
     let hint = format!("give count=N with N from 1 to {MAX_BATCH}");
     let Some(text) = q.count.as_deref() else {
-        return Err(format!("no count: {hint}"));
+        return Err(ServiceError::BadRequest(format!("no count: {hint}")));
     };
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(n),
-        Ok(0) => Err(format!("count=0 asks for nothing: {hint}")),
-        Ok(n) => Err(format!(
+        Ok(0) => Err(ServiceError::BadRequest(format!(
+            "count=0 asks for nothing: {hint}"
+        ))),
+        Ok(n) => Err(ServiceError::BadRequest(format!(
             "count={n} is more than one request may ask for: {hint}, or ask several times (gRPC: the Stream call)"
-        )),
-        Err(_) => Err(format!("count={text:?} is not a number: {hint}")),
+        ))),
+        Err(_) => Err(ServiceError::BadRequest(format!(
+            "count={text:?} is not a number: {hint}"
+        ))),
     }
 }
 
 async fn many_ids(
     State(s): State<Arc<Service>>,
-    Query(q): Query<Count>,
+    query: Result<Query<Count>, QueryRejection>,
     headers: HeaderMap,
-) -> Response {
-    let started = Instant::now();
-    let r = match parse_count(&q) {
-        Err(message) => bad_request(&message),
-        Ok(n) => {
-            let form = form(&headers);
-            // Minting may wait for the next tick (a batch larger than a tick's sequence
-            // spans ticks): blocking, on this worker thread (its home shard), with the
-            // runtime told so.
-            let minted = tokio::task::block_in_place(|| {
-                let mut ids = vec![Id::default(); n];
-                s.minter().fill(&mut ids).map(|()| ids)
-            });
-            match minted {
-                Ok(ids) => {
-                    metrics::counter!("flakeid_ids_minted_total").increment(n as u64);
-                    batch_body(&ids, form)
-                }
-                Err(e) => mint_error(e),
-            }
-        }
-    };
-    observe("/v1/ids", started, r)
-}
-
-fn batch_body(ids: &[Id], form: Form) -> Response {
-    let (content_type, body) = match form {
-        Form::Packed => {
-            let mut body = Vec::with_capacity(ids.len() * 8);
-            for id in ids {
-                body.extend_from_slice(&id.get().to_le_bytes());
-            }
-            ("application/octet-stream", body)
-        }
-        Form::Lines | Form::Json => {
-            let mut body = Vec::with_capacity(ids.len() * 23 + 2);
-            let json = form == Form::Json;
-            if json {
-                body.push(b'[');
-            }
-            let mut buf = [0u8; Encoding::MAX_LEN];
-            for (i, &id) in ids.iter().enumerate() {
-                if json {
-                    if i > 0 {
-                        body.push(b',');
-                    }
-                    body.push(b'"');
-                }
-                body.extend_from_slice(id_text(id, &mut buf).as_bytes());
-                if json {
-                    body.push(b'"');
-                } else {
-                    body.push(b'\n');
-                }
-            }
-            if json {
-                body.push(b']');
-                (JSON, body)
-            } else {
-                ("text/plain; charset=utf-8", body)
-            }
-        }
-    };
-    Response::builder()
-        .header(header::CONTENT_TYPE, content_type)
+) -> Result<Response, ServiceError> {
+    let Query(q) = query.map_err(|e| {
+        ServiceError::BadRequest(format!(
+            "{}: give count=N with N from 1 to {MAX_BATCH}",
+            e.body_text()
+        ))
+    })?;
+    let n = parse_count(&q)?;
+    let minter = s.minter()?;
+    let mut ids = vec![Id::default(); n];
+    minter.fill(minter.home(), &mut ids).await?;
+    metrics::counter!("flakeid_ids_minted_total").increment(n as u64);
+    let form = form(&headers);
+    let body = batch_body(&ids, form).await;
+    Ok(Response::builder()
+        .header(header::CONTENT_TYPE, form.content_type())
         .body(body.into())
-        .expect("a valid response")
+        .expect("a valid response"))
 }
 
-/// The IDs of a decode request: a JSON array of strings or numbers, or one per line.
-fn decode_input(body: &[u8]) -> Result<Vec<u64>, String> {
+/// IDs written a chunk at a time, yielding the thread between chunks, so that a large
+/// batch's text never holds up the single-ID requests queued behind it.
+async fn batch_body(ids: &[Id], form: Form) -> Vec<u8> {
+    const CHUNK: usize = 8192;
+    if form == Form::Packed {
+        let mut body = Vec::with_capacity(ids.len() * 8);
+        for id in ids {
+            body.extend_from_slice(&id.get().to_le_bytes());
+        }
+        return body;
+    }
+    let json = form == Form::Json;
+    let mut body = Vec::with_capacity(ids.len() * 23 + 2);
+    if json {
+        body.push(b'[');
+    }
+    let mut buf = [0u8; Encoding::MAX_LEN];
+    for (c, chunk) in ids.chunks(CHUNK).enumerate() {
+        if c > 0 {
+            tokio::task::yield_now().await;
+        }
+        for (i, &id) in chunk.iter().enumerate() {
+            if json {
+                if c + i > 0 {
+                    body.push(b',');
+                }
+                body.push(b'"');
+            }
+            body.extend_from_slice(id_text(id, &mut buf).as_bytes());
+            body.push(if json { b'"' } else { b'\n' });
+        }
+    }
+    if json {
+        body.push(b']');
+    }
+    body
+}
+
+/// One element of a JSON array of IDs: a decimal (or `0x`, base32) string, or a number.
+enum Element {
+    Text(String),
+    Number(Option<u64>),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Element {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Element, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Element;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an ID as a string or a number")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Element, E> {
+                Ok(Element::Text(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Element, E> {
+                Ok(Element::Number(Some(v)))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Element, E> {
+                Ok(Element::Number(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Element, E> {
+                Ok(Element::Number(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Element, E> {
+                Ok(Element::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Element, E> {
+                Ok(Element::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Element, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Element::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Element, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Element::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The IDs of a decode request: a JSON array of strings or numbers, or one per line; at
+/// most `max` of them.
+fn decode_input(body: &[u8], max: usize) -> Result<Vec<u64>, ServiceError> {
+    let bad = ServiceError::BadRequest;
     let text = std::str::from_utf8(body).map_err(|e| {
-        format!(
+        bad(format!(
             "the body is not UTF-8 text (byte {} is invalid): send IDs as a JSON array or one per line",
             e.valid_up_to() + 1
-        )
+        ))
     })?;
     let trimmed = text.trim_start();
     let mut ids = Vec::new();
     if trimmed.starts_with('[') {
-        let values: Vec<serde_json::Value> = serde_json::from_str(trimmed).map_err(|e| {
-            format!(
+        let values: Vec<Element> = serde_json::from_str(trimmed).map_err(|e| {
+            bad(format!(
                 "the body is not a JSON array of IDs ({e}): send [\"123\", 456] or one ID per line"
-            )
+            ))
         })?;
-        for (i, v) in values.iter().enumerate() {
+        for (i, v) in values.into_iter().enumerate() {
             let id = match v {
-                serde_json::Value::String(t) => t.parse::<Id>().map_err(|e| (i, e.to_string())),
-                serde_json::Value::Number(n) => n.as_u64().map(Id::new).ok_or_else(|| {
-                    (
-                        i,
-                        "a number that is not a non-negative integer of 64 bits".into(),
-                    )
-                }),
-                _ => Err((i, "neither a string nor a number".into())),
+                Element::Text(t) => t.parse::<Id>().map_err(|e| e.to_string()),
+                Element::Number(Some(n)) => Ok(Id::new(n)),
+                Element::Number(None) => {
+                    Err("a number that is not a non-negative integer of 64 bits".into())
+                }
+                Element::Other => Err("neither a string nor a number".into()),
             }
-            .map_err(|(i, e)| {
-                format!("element {i} of the array: {e}; send IDs as decimal strings or numbers")
+            .map_err(|e| {
+                bad(format!(
+                    "element {i} of the array: {e}; send IDs as decimal strings or numbers"
+                ))
             })?;
             ids.push(id.get());
         }
@@ -284,49 +320,63 @@ fn decode_input(body: &[u8]) -> Result<Vec<u64>, String> {
                 continue;
             }
             let id = line.parse::<Id>().map_err(|e| {
-                format!(
+                bad(format!(
                     "line {}: {e}; send one ID per line (decimal, 0x hex or base32)",
                     i + 1
-                )
+                ))
             })?;
             ids.push(id.get());
         }
     }
-    if ids.len() > MAX_DECODE {
-        return Err(format!(
-            "{} IDs is more than one request may carry: send at most {MAX_DECODE}",
+    if ids.len() > max {
+        return Err(bad(format!(
+            "{} IDs is more than one request may carry: send at most {max}",
             ids.len()
-        ));
+        )));
     }
     Ok(ids)
 }
 
-async fn decode(State(s): State<Arc<Service>>, headers: HeaderMap, body: Bytes) -> Response {
-    let started = Instant::now();
+async fn decode(
+    State(s): State<Arc<Service>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ServiceError> {
+    let limits = s.limits();
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ServiceError::TooLarge {
+            limit: limits.decode_body_limit(),
+            hint: format!("send at most {} IDs a request", limits.max_decode),
+        },
+        _ => ServiceError::BadRequest(format!("{}: send the IDs as the body", e.body_text())),
+    })?;
     let ndjson = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|a| a.contains("application/x-ndjson"));
-    let r = match decode_input(&body).and_then(|ids| decode_rows(&s, &ids, ndjson)) {
-        Ok(body) => Response::builder()
-            .header(
-                header::CONTENT_TYPE,
-                if ndjson { "application/x-ndjson" } else { JSON },
-            )
-            .body(body.into())
-            .expect("a valid response"),
-        Err(e) => bad_request(&e),
-    };
-    observe("/v1/decode", started, r)
+    let ids = decode_input(&body, limits.max_decode)?;
+    let rows = decode_rows(&s, &ids, ndjson).await?;
+    Ok(Response::builder()
+        .header(
+            header::CONTENT_TYPE,
+            if ndjson { "application/x-ndjson" } else { JSON },
+        )
+        .body(rows.into())
+        .expect("a valid response"))
 }
 
 /// The rows of `ids` as `flakeid decode --json` writes them: NDJSON, or joined into a
-/// JSON array. An ID that does not fit the layout is an error naming it.
-pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<u8>, String> {
+/// JSON array, written a chunk at a time with the thread yielded between chunks. An ID
+/// that does not fit the layout is an error naming it.
+pub(crate) async fn decode_rows(
+    s: &Service,
+    ids: &[u64],
+    ndjson: bool,
+) -> Result<Vec<u8>, ServiceError> {
+    const CHUNK: usize = 4096;
     let rows = s.decode(ids)?;
     let n = rows.len();
-    let layout = s.layout();
-    let mut writer = RowWriter::new(layout, RowFormat::Json);
+    let mut writer = RowWriter::new(s.layout(), RowFormat::Json);
     // A row takes about 200 bytes; the writer grows `out` when a row might not fit.
     let mut out = Vec::with_capacity(n * 224 + ROW_MAX);
     out.resize(ROW_MAX + 1, 0);
@@ -335,7 +385,10 @@ pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<
         out[0] = b'[';
         at = 1;
     }
-    for row in &rows {
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 && i % CHUNK == 0 {
+            tokio::task::yield_now().await;
+        }
         at = writer.row(&mut out, at, row);
         if !ndjson {
             // The row's newline becomes the array's comma.
@@ -356,7 +409,8 @@ pub(crate) fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<
 async fn layout(State(s): State<Arc<Service>>) -> Response {
     let nodes: Vec<serde_json::Value> = s
         .minter()
-        .nodes()
+        .map(|m| m.nodes())
+        .unwrap_or_default()
         .into_iter()
         .map(|n| {
             let claim = n.claim.map(|c| {
@@ -366,8 +420,8 @@ async fn layout(State(s): State<Arc<Service>>) -> Response {
                     "instance": c.instance,
                     "state": c.state.to_string(),
                     "fenced": c.fenced,
-                    "not_before_unix_ns": c.not_before_unix_ns,
-                    "reserved_until_unix_ns": c.reserved_until_unix_ns,
+                    "not_before_unix_ns": int(c.not_before_unix_ns),
+                    "reserved_until_unix_ns": c.reserved_until_unix_ns.map(int),
                     "fence_left_ms": c.fence_left.map(|d| d.as_millis() as u64),
                     "renewals": c.renewals,
                     "failures": c.failures,
@@ -386,6 +440,15 @@ async fn layout(State(s): State<Arc<Service>>) -> Response {
     json(StatusCode::OK, body)
 }
 
+/// An integer as JSON readers hold it exactly: a number up to 2^53, a string above.
+fn int(v: u64) -> serde_json::Value {
+    if v <= flakeid_text::layout::JSON_SAFE_MAX {
+        v.into()
+    } else {
+        v.to_string().into()
+    }
+}
+
 async fn healthz() -> Response {
     json(StatusCode::OK, "{\"status\":\"alive\"}")
 }
@@ -400,23 +463,24 @@ async fn readyz(State(s): State<Arc<Service>>) -> Response {
     }
 }
 
-async fn metrics(State(s): State<Arc<Service>>) -> Response {
+async fn metrics(State(s): State<Arc<Service>>) -> Result<Response, ServiceError> {
+    // An embedding server without a recorder has no metrics route.
     let Some(handle) = &s.metrics else {
-        return error(
-            StatusCode::NOT_FOUND,
-            "this server has no metrics recorder: flakeid serve installs one; an embedding server passes its PrometheusHandle to Service::new",
-        );
+        return Err(ServiceError::NotFound);
     };
-    crate::run::claim_gauges(&s);
-    Response::builder()
+    crate::metrics::claim_gauges(&s);
+    Ok(Response::builder()
         .header(header::CONTENT_TYPE, "text/plain; version=0.0.4")
         .body(handle.render().into())
-        .expect("a valid response")
+        .expect("a valid response"))
 }
 
-async fn not_found() -> impl IntoResponse {
-    error(
-        StatusCode::NOT_FOUND,
-        "no such route: GET /v1/id, GET /v1/ids?count=N, POST /v1/decode, GET /v1/layout, /healthz, /readyz, /metrics",
-    )
+async fn not_found() -> ServiceError {
+    ServiceError::NotFound
+}
+
+async fn method_not_allowed(method: Method) -> ServiceError {
+    ServiceError::MethodNotAllowed {
+        method: method.to_string(),
+    }
 }

@@ -1,25 +1,53 @@
-//! [`Minter`]: the sharded generator the routes mint from, plain or on claimed node ids,
-//! with the waits a request may make and the readiness it reports.
+//! [`Minter`]: the sharded generator the routes mint from, plain or on claimed node ids;
+//! how requests share it (single IDs first: a batch or a stream mints in bounded chunks,
+//! yields its thread between them and stands aside for a tick while single-ID requests
+//! wait on its shard); and the readiness it reports.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use flakeid::claim::{ClaimGate, ClaimState, ClaimStatus};
-use flakeid::{Id, Layout, MintError, ShardedGenerator};
+use flakeid::{Generator, Id, Layout, MintError, ShardedGenerator};
 
 /// The generator behind the routes: one shard per worker thread (a thread mints on its
 /// home shard), each its own node id, given or claimed.
 #[derive(Debug)]
-pub enum Minter {
-    /// Node ids given (`--node`): nothing to renew, always ready.
+pub struct Minter {
+    shards: Shards,
+    /// Per shard: single-ID requests waiting for its next tick.
+    waiting: Box<[Waiting]>,
+    /// The most IDs a batch takes from a shard in one go: a quarter of a tick's sequence.
+    chunk: usize,
+}
+
+#[derive(Debug)]
+enum Shards {
     Plain(ShardedGenerator),
-    /// Node ids claimed from a store, each shard fenced by its claim.
     Claimed {
-        /// The shards.
         shards: ShardedGenerator<flakeid::DefaultClock, ClaimGate>,
-        /// Below this much fence left a shard reports not ready (a third of the window:
-        /// one renewal missed), so a load balancer stops sending before the fence.
         ready_margin: Duration,
     },
+}
+
+/// A shard's count of single-ID requests waiting, on a cache line of its own.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct Waiting(AtomicU32);
+
+/// Counts a single-ID request as waiting on a shard for as long as it lives.
+struct WaitingGuard<'a>(&'a AtomicU32);
+
+impl<'a> WaitingGuard<'a> {
+    fn new(n: &'a AtomicU32) -> WaitingGuard<'a> {
+        n.fetch_add(1, Ordering::SeqCst);
+        WaitingGuard(n)
+    }
+}
+
+impl Drop for WaitingGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A node id the server mints on, and its claim if it was claimed.
@@ -36,76 +64,157 @@ pub struct NodeStatus {
 pub enum Readiness {
     /// Every node id can mint.
     Ready,
-    /// Some cannot, for now (a renewal is late, the server drains): the reason.
+    /// Some cannot, for now (claims being taken, a renewal late, the server draining):
+    /// the reason.
     NotReady(String),
-    /// A claim is gone for good (lost to another holder, or nothing renews it): the
-    /// server must stop, so that its supervisor starts a new one.
+    /// A claim is gone for good (its lease or session expired and the store no longer
+    /// names this server, or nothing renews it): the node ids must be claimed anew.
     Lost(String),
 }
 
+/// Calls `$body` with `$g` bound to the shards, whichever kind they are.
+macro_rules! with_shards {
+    ($shards:expr, $g:ident => $body:expr) => {
+        match $shards {
+            Shards::Plain($g) => $body,
+            Shards::Claimed { shards: $g, .. } => $body,
+        }
+    };
+}
+
 impl Minter {
-    /// The layout.
-    pub fn layout(&self) -> &Layout {
-        match self {
-            Minter::Plain(g) => g.home_shard().layout(),
-            Minter::Claimed { shards, .. } => shards.home_shard().layout(),
+    /// A minter on node ids given (`--node`): nothing to renew, always ready.
+    pub fn plain(shards: ShardedGenerator) -> Minter {
+        Minter::new(Shards::Plain(shards))
+    }
+
+    /// A minter on claimed node ids; a shard is not ready with less than `ready_margin`
+    /// of fence left (a third of the window: a renewal missed), so that a load balancer
+    /// stops sending before the fence.
+    pub fn claimed(
+        shards: ShardedGenerator<flakeid::DefaultClock, ClaimGate>,
+        ready_margin: Duration,
+    ) -> Minter {
+        Minter::new(Shards::Claimed {
+            shards,
+            ready_margin,
+        })
+    }
+
+    fn new(shards: Shards) -> Minter {
+        let (len, layout) = with_shards!(&shards, g => (g.len(), *g.home_shard().layout()));
+        let per_tick = 1usize
+            .checked_shl(layout.sequence_bits())
+            .unwrap_or(usize::MAX);
+        Minter {
+            waiting: (0..len).map(|_| Waiting::default()).collect(),
+            chunk: (per_tick / 4).clamp(1, 8192),
+            shards,
         }
     }
 
-    /// One ID without waiting, or the error that says why not (a wait is
-    /// [`MintError::WouldBlock`]).
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        with_shards!(&self.shards, g => g.home_shard().layout())
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        with_shards!(&self.shards, g => g.len())
+    }
+
+    /// The calling thread's home shard.
+    pub fn home(&self) -> usize {
+        with_shards!(&self.shards, g => g.home())
+    }
+
+    /// One ID from the home shard without waiting, or the error that says why not (a
+    /// wait is [`MintError::WouldBlock`]).
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, MintError> {
-        match self {
-            Minter::Plain(g) => g.try_next_id(),
-            Minter::Claimed { shards, .. } => shards.try_next_id(),
-        }
+        with_shards!(&self.shards, g => g.try_next_id())
     }
 
     /// One ID, awaiting tokio's timer for the next tick (or a renewal at a fence) within
-    /// the generator's wait bound.
+    /// the generator's wait bound. While it waits, batches and streams on its shard stand
+    /// aside, so that they cannot take every tick's sequence before it.
     pub async fn next_id(&self) -> Result<Id, MintError> {
         match self.try_next_id() {
             Err(
                 MintError::WouldBlock { .. }
                 | MintError::Leased
                 | MintError::ReservationExpired { .. },
-            ) => match self {
-                Minter::Plain(g) => g.next_id_async().await,
-                Minter::Claimed { shards, .. } => shards.next_id_async().await,
-            },
+            ) => {
+                let shard = self.home();
+                let _waiting = WaitingGuard::new(&self.waiting[shard].0);
+                with_shards!(&self.shards, g => g.shards()[shard].next_id_async().await)
+            }
             done => done,
         }
     }
 
-    /// Fills `out` (waiting for the next tick as the library does, within the wait
-    /// bound), or fails with the error that stopped it before the first ID. Blocks the
-    /// thread: call it where blocking is allowed (`block_in_place`).
-    pub fn fill(&self, out: &mut [Id]) -> Result<(), MintError> {
+    /// Fills `out` from shard `shard` (modulo the shard count), every ID larger than the
+    /// one before, whichever thread the task runs on: in chunks of at most a quarter of a
+    /// tick, yielding the thread after each, awaiting the timer when a tick runs out
+    /// (never blocking or spinning), and leaving a tick to single-ID requests whenever
+    /// one waits on the shard. Each wait is bounded by the generator's wait bound; fails
+    /// with the error that stopped it.
+    pub async fn fill(&self, shard: usize, out: &mut [Id]) -> Result<(), MintError> {
+        let shard = shard % self.shards();
+        with_shards!(&self.shards, g => self.fill_from(&g.shards()[shard], shard, out).await)
+    }
+
+    async fn fill_from<G: flakeid::generator::TickGate>(
+        &self,
+        g: &Generator<flakeid::DefaultClock, G>,
+        shard: usize,
+        out: &mut [Id],
+    ) -> Result<(), MintError> {
+        let unit = g.layout().unit();
         let mut done = 0;
+        // When the current wait began: reset by every chunk minted.
+        let mut waiting_since: Option<Instant> = None;
         while done < out.len() {
-            let n = match self {
-                Minter::Plain(g) => g.next_ids(&mut out[done..]),
-                Minter::Claimed { shards, .. } => shards.next_ids(&mut out[done..]),
-            }?;
-            if n == 0 {
-                // The wait bound passed before one more ID: report it as a mint would.
-                match self {
-                    Minter::Plain(g) => g.next_id(),
-                    Minter::Claimed { shards, .. } => shards.next_id(),
+            let end = out.len().min(done + self.chunk);
+            let wait = if self.waiting[shard].0.load(Ordering::SeqCst) > 0 {
+                // A single-ID request waits for this shard's next tick: let it have it.
+                Ok(unit)
+            } else {
+                match g.try_next_ids(&mut out[done..end]) {
+                    Ok(n) => {
+                        done += n;
+                        waiting_since = None;
+                        tokio::task::yield_now().await;
+                        continue;
+                    }
+                    Err(MintError::WouldBlock { wait_ns }) => Ok(Duration::from_nanos(wait_ns)),
+                    Err(e @ (MintError::Leased | MintError::ReservationExpired { .. })) => {
+                        Err((e, Duration::from_millis(1)))
+                    }
+                    Err(e) => return Err(e),
                 }
-                .map(|id| out[done] = id)?;
-                done += 1;
+            };
+            let since = *waiting_since.get_or_insert_with(Instant::now);
+            let (wait, refusal) = match wait {
+                Ok(w) => (w, None),
+                Err((e, w)) => (w, Some(e)),
+            };
+            let spent = since.elapsed();
+            if spent + wait > g.max_wait() {
+                return Err(refusal.unwrap_or(MintError::WaitTooLong {
+                    needed_ns: u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX),
+                    waited_us: u32::try_from(spent.as_micros()).unwrap_or(u32::MAX),
+                }));
             }
-            done += n;
+            tokio::time::sleep(wait).await;
         }
         Ok(())
     }
 
     /// Every node id, with its claim.
     pub fn nodes(&self) -> Vec<NodeStatus> {
-        match self {
-            Minter::Plain(g) => g
+        match &self.shards {
+            Shards::Plain(g) => g
                 .shards()
                 .iter()
                 .map(|s| NodeStatus {
@@ -113,7 +222,7 @@ impl Minter {
                     claim: None,
                 })
                 .collect(),
-            Minter::Claimed { shards, .. } => shards
+            Shards::Claimed { shards, .. } => shards
                 .shards()
                 .iter()
                 .map(|s| NodeStatus {
@@ -126,27 +235,26 @@ impl Minter {
 
     /// Ready while every claim is held and its fence is more than the margin ahead.
     pub fn readiness(&self) -> Readiness {
-        let Minter::Claimed {
+        let Shards::Claimed {
             shards,
             ready_margin,
-        } = self
+        } = &self.shards
         else {
             return Readiness::Ready;
         };
         for shard in shards.shards() {
             let s = shard.claim_status();
+            let node = s.node;
             match s.state {
                 ClaimState::Lost | ClaimState::Released => {
-                    return Readiness::Lost(format!(
-                        "node {}'s claim is lost: another holder has it",
-                        s.node
-                    ));
+                    let why = match s.last_error {
+                        Some(e) => format!("{e}"),
+                        None => "the store no longer names this server its holder".into(),
+                    };
+                    return Readiness::Lost(format!("node {node}'s claim is lost: {why}"));
                 }
                 ClaimState::Stopped => {
-                    return Readiness::Lost(format!(
-                        "nothing renews node {}'s claim any more",
-                        s.node
-                    ));
+                    return Readiness::Lost(format!("nothing renews node {node}'s claim any more"));
                 }
                 _ => {}
             }
@@ -158,8 +266,7 @@ impl Minter {
                     .map(|e| format!(" (the last renewal failed: {e})"))
                     .unwrap_or_default();
                 return Readiness::NotReady(format!(
-                    "node {}'s fence is {} ms ahead, renewals are late{why}",
-                    s.node,
+                    "node {node}'s fence is {} ms ahead, renewals are late{why}",
                     left.as_millis()
                 ));
             }

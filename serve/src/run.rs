@@ -1,330 +1,245 @@
-//! [`run`]: the whole server as `flakeid serve` runs it: the shards on given or claimed
-//! node ids, the HTTP and gRPC listeners, the claim watch, and the orderly end (drain,
-//! finish in-flight requests within a bound, release every claim).
+//! [`run`]: the whole server as `flakeid serve` runs it. The listeners come up first
+//! (`/healthz` answers at once, `/readyz` says "claiming" while the node ids are taken);
+//! then the shards, on given or claimed node ids, kept claimed by the claim keeper; and
+//! at a stop the orderly end: not ready, no new connections, in-flight requests finish
+//! within the drain bound, every claim released.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flakeid::claim::{ClaimError, Claims};
-use flakeid::{Layout, ShardedGenerator};
-use metrics_exporter_prometheus::PrometheusHandle;
+use flakeid::ShardedGenerator;
 use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
 
-use crate::grpc::IdGrpc;
-use crate::grpc::v1::id_service_server::IdServiceServer;
-use crate::tls::{TlsKeys, TlsListener};
-use crate::{Minter, Readiness, Service};
+use crate::conn::Listener;
+use crate::lifecycle::{ClaimPlan, End};
+use crate::{Config, Minter, NodeSource, Outcome, Service, StartError};
 
-/// Where the shards' node ids come from.
-#[derive(Debug)]
-pub enum NodeSource {
-    /// Given: shard k mints on node `first + k`.
-    Nodes {
-        /// The first shard's node id.
-        first: u64,
-    },
-    /// Claimed from a store, one id per shard, each fenced by its own claim.
-    Claims(Claims),
-}
-
-/// How the server is run.
-#[derive(Debug)]
-pub struct Config {
-    /// The layout IDs are minted in.
-    pub layout: Layout,
-    /// The shards' node ids.
-    pub nodes: NodeSource,
-    /// The number of shards, and of worker threads (one shard per worker: each mints on
-    /// its own). At least 1.
-    pub shards: usize,
-    /// The HTTP listener (HTTP/1.1 and HTTP/2: h2c without TLS, ALPN with it).
-    pub listen: SocketAddr,
-    /// The gRPC listener, if any.
-    pub grpc_listen: Option<SocketAddr>,
-    /// The bound on one call's waits (next tick, a renewal at a fence).
-    pub max_wait: Duration,
-    /// How long in-flight requests may take to finish after a stop was asked for.
-    pub drain: Duration,
-    /// The claims' window (for readiness: not ready below a third of it).
-    pub window: Duration,
-    /// The Prometheus recorder's handle, for `/metrics`.
-    pub metrics: Option<PrometheusHandle>,
-    /// The bearer token the mint and decode routes require, if any.
-    pub token: Option<crate::Token>,
-    /// TLS on both listeners, if any: the certificate and key, reloaded when their files
-    /// change (checked every second) or when [`TlsKeys::reload`] is called (SIGHUP).
-    pub tls: Option<Arc<TlsKeys>>,
-}
-
-/// A listener's server, plain or over TLS.
-type Serving<E> = std::pin::Pin<Box<dyn Future<Output = Result<(), E>> + Send>>;
-
-/// How long a client may take over its TLS handshake.
-const HANDSHAKE: Duration = Duration::from_secs(10);
-
-/// How the server ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// Asked to stop (a signal): drained, claims released.
-    Stopped,
-    /// A claim was lost for good: drained, stopped; the supervisor should start anew.
-    ClaimLost(String),
-}
-
-/// Why the server could not start.
-#[derive(Debug)]
-pub enum StartError {
-    /// No node id could be claimed, or the generator could not be built.
-    Claim(ClaimError),
-    /// The generator could not be built on the given node ids.
-    Build(flakeid::Error),
-    /// A listener could not be bound.
-    Listen(SocketAddr, std::io::Error),
-}
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StartError::Claim(e) => write!(f, "claiming node ids: {e}"),
-            StartError::Build(e) => write!(f, "building the generator: {e}"),
-            StartError::Listen(addr, e) => write!(f, "listening on {addr}: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for StartError {}
-
-/// Builds the shards: one per worker thread.
-pub fn minter(config: &mut Config) -> Result<Minter, StartError> {
+/// Builds the shards `config` describes: on its given node ids, or on node ids claimed
+/// now (blocking: the store's calls and the wait for free ids).
+pub fn minter(config: Config) -> Result<Minter, StartError> {
+    let shards = config.shards.max(1);
     let builder = ShardedGenerator::builder(config.layout)
-        .shards(config.shards.max(1))
+        .shards(shards)
         .max_wait(config.max_wait);
-    match std::mem::replace(&mut config.nodes, NodeSource::Nodes { first: 0 }) {
-        NodeSource::Nodes { first } => {
-            let last = first.saturating_add(config.shards.max(1) as u64);
-            builder
-                .nodes(first..last)
-                .build()
-                .map(Minter::Plain)
-                .map_err(StartError::Build)
-        }
+    match config.nodes {
+        NodeSource::Nodes { first } => builder
+            .nodes(first..first.saturating_add(shards as u64))
+            .build()
+            .map(Minter::plain)
+            .map_err(StartError::Build),
         NodeSource::Claims(claims) => builder
             .build_claimed(claims)
-            .map(|shards| Minter::Claimed {
-                shards,
-                ready_margin: config.window / 3,
-            })
+            .map(|g| Minter::claimed(g, config.window / 3))
             .map_err(StartError::Claim),
     }
 }
 
-/// Sets the claim gauges from the claims' state (called before each `/metrics` render).
-pub(crate) fn claim_gauges(s: &Service) {
-    for n in s.minter().nodes() {
-        let Some(c) = n.claim else { continue };
-        let node = n.node.to_string();
-        if let Some(left) = c.fence_left {
-            metrics::gauge!("flakeid_claim_fence_left_seconds", "node" => node.clone())
-                .set(left.as_secs_f64());
-        }
-        metrics::gauge!("flakeid_claim_renewals", "node" => node.clone()).set(c.renewals as f64);
-        metrics::gauge!("flakeid_claim_renewal_failures", "node" => node).set(c.failures as f64);
-    }
+async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), StartError> {
+    let l = TcpListener::bind(addr)
+        .await
+        .map_err(|e| StartError::Listen(addr, e))?;
+    let local = l.local_addr().map_err(|e| StartError::Listen(addr, e))?;
+    Ok((l, local))
 }
 
-/// Runs the server until `stop` completes (a signal) or a claim is lost: binds the
-/// listeners (`on_listening` hears the service and their addresses), serves, then drains: not ready,
-/// in-flight requests finish within [`Config::drain`], and every claim is released when
-/// the shards are dropped. Call it on a multi-threaded tokio runtime of
-/// [`Config::shards`] workers.
+/// Runs the server until `stop` completes (a signal), a claim cannot be taken as
+/// configured, or (under [`OnClaimLost::Exit`](crate::OnClaimLost::Exit)) a claim is
+/// lost. Binds the listeners first and serves at once (`on_listening` hears the service
+/// and their addresses); takes the claims meanwhile. Then drains: not ready, no new
+/// connections, in-flight requests finish within [`Config::drain`], and every claim is
+/// released before it returns. Call it on a multi-threaded tokio runtime.
 pub async fn run(
-    mut config: Config,
+    config: Config,
     stop: impl Future<Output = ()> + Send + 'static,
-    on_listening: impl FnOnce(&Service, SocketAddr, Option<SocketAddr>),
+    on_listening: impl FnOnce(&Arc<Service>, SocketAddr, Option<SocketAddr>),
 ) -> Result<Outcome, StartError> {
-    let minter = minter(&mut config)?;
-    // The recorder keeps every histogram sample until its upkeep drains them into the
-    // buckets: without it, memory grows by a sample per request between scrapes.
-    if let Some(handle) = config.metrics.clone() {
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                handle.run_upkeep();
-            }
-        });
-    }
-    let service = Service::with_token(minter, config.metrics.take(), config.token.take());
-    let http = TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| StartError::Listen(config.listen, e))?;
-    let http_addr = http
-        .local_addr()
-        .map_err(|e| StartError::Listen(config.listen, e))?;
-    let grpc = match config.grpc_listen {
-        Some(addr) => {
-            let l = TcpListener::bind(addr)
-                .await
-                .map_err(|e| StartError::Listen(addr, e))?;
-            Some(l)
-        }
+    let Config {
+        layout,
+        nodes,
+        shards,
+        listen,
+        grpc_listen,
+        max_wait,
+        drain,
+        window,
+        metrics: handle,
+        tokens,
+        tls,
+        limits,
+        on_claim_lost,
+        access_log,
+    } = config;
+    let shards = shards.max(1);
+    let (http, http_addr) = bind(listen).await?;
+    let grpc = match grpc_listen {
+        Some(addr) => Some(bind(addr).await?),
         None => None,
     };
-    let grpc_addr = grpc.as_ref().and_then(|l| l.local_addr().ok());
+    let grpc_addr = grpc.as_ref().map(|(_, a)| *a);
+    let names: &[&'static str] = if grpc.is_some() {
+        &["http", "grpc"]
+    } else {
+        &["http"]
+    };
+    crate::metrics::register(&layout_label(&layout), names);
+
+    let mut builder = Service::builder(layout)
+        .limits(limits.clone())
+        .access_log(access_log);
+    if let Some(h) = handle.clone() {
+        builder = builder.metrics(h);
+    }
+    if let Some(t) = &tokens {
+        builder = builder.tokens(Arc::clone(t));
+    }
+    if let Some(t) = &tls {
+        builder = builder.tls(Arc::clone(t));
+    }
+    let plan = match nodes {
+        NodeSource::Nodes { first } => {
+            let mut c = Config::new(layout, NodeSource::Nodes { first });
+            (c.shards, c.max_wait) = (shards, max_wait);
+            let minter = minter(c)?;
+            tracing::info!(
+                target: "flakeid_serve",
+                nodes = ?minter.nodes().iter().map(|n| n.node).collect::<Vec<_>>(),
+                "serving on the node ids given"
+            );
+            metrics::gauge!("flakeid_shards").set(minter.shards() as f64);
+            builder = builder.minter(minter);
+            None
+        }
+        NodeSource::Claims(claims) => Some(ClaimPlan {
+            claims,
+            layout,
+            shards,
+            max_wait,
+            ready_margin: window / 3,
+        }),
+    };
+    let service = builder.build();
+    if let Some(plan) = &plan {
+        service.set_waiting(format!(
+            "claiming node ids from {}",
+            plan.claims.store().url()
+        ));
+    }
     on_listening(&service, http_addr, grpc_addr);
 
-    // One signal to end both listeners: a stop asked for, or a claim lost.
-    let (end_tx, end_rx) = tokio::sync::watch::channel(None::<Outcome>);
-    let ended = {
-        let end_rx = end_rx.clone();
-        move || {
-            let mut rx = end_rx.clone();
-            async move {
-                let _ = rx.wait_for(Option::is_some).await;
+    let shutdown = CancellationToken::new();
+    let tasks = service.tasks.clone();
+    // The recorder keeps every histogram sample until its upkeep drains them into the
+    // buckets: without it, memory grows by a sample per request between scrapes.
+    if let Some(handle) = handle {
+        let shutdown = shutdown.clone();
+        tasks.spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(1)) => handle.run_upkeep(),
+                    _ = shutdown.cancelled() => return,
+                }
             }
-        }
+        });
+    }
+    let cap = crate::metrics::connection_cap(limits.max_connections, names.len());
+    let acceptor = |alpn: &[&[u8]]| {
+        tls.as_ref()
+            .map(|t| TlsAcceptor::from(t.server_config(alpn)))
     };
+    tasks.spawn(crate::conn::serve(
+        Listener {
+            name: "http",
+            tcp: http,
+            tls: acceptor(&[b"h2", b"http/1.1"]),
+            http2_only: false,
+            max_connections: cap,
+        },
+        crate::router(Arc::clone(&service)),
+        limits.clone(),
+        shutdown.clone(),
+        tasks.clone(),
+    ));
+    let health = grpc.map(|(tcp, _)| {
+        let (routes, health) = crate::grpc_edges::routes(&service);
+        tasks.spawn(crate::conn::serve(
+            Listener {
+                name: "grpc",
+                tcp,
+                tls: acceptor(&[b"h2"]),
+                http2_only: true,
+                max_connections: cap,
+            },
+            routes,
+            limits.clone(),
+            shutdown.clone(),
+            tasks.clone(),
+        ));
+        health
+    });
+    let end = Arc::new(End::default());
+    tasks.spawn(crate::lifecycle::supervise(
+        Arc::clone(&service),
+        plan,
+        on_claim_lost,
+        health.clone(),
+        Arc::clone(&end),
+        shutdown.clone(),
+    ));
+    if tokens.as_ref().is_some_and(|t| t.file().is_some()) || tls.is_some() {
+        tasks.spawn(crate::lifecycle::watch_files(
+            tokens.clone(),
+            tls.clone(),
+            shutdown.clone(),
+        ));
+    }
     {
-        let end_tx = end_tx.clone();
+        let end = Arc::clone(&end);
         tokio::spawn(async move {
             stop.await;
-            end_tx.send_if_modified(|o| o.get_or_insert(Outcome::Stopped) == &Outcome::Stopped);
-        });
-    }
-    // The claim watch: a claim lost for good ends the server. It holds the service weakly,
-    // so that the shards (and their claims) go when `run` lets go of them, not when the
-    // runtime ends.
-    {
-        let service = Arc::downgrade(&service);
-        let end_tx = end_tx.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                let Some(service) = service.upgrade() else {
-                    return;
-                };
-                if let Readiness::Lost(why) = service.minter().readiness() {
-                    end_tx.send_if_modified(|o| {
-                        o.is_none() && o.replace(Outcome::ClaimLost(why)).is_none()
-                    });
-                    return;
-                }
-            }
+            end.with(Ok(Outcome::Stopped));
         });
     }
 
-    if let Some(tls) = &config.tls {
-        watch_files(Arc::clone(tls), end_rx.clone());
-    }
-    let app = crate::router(Arc::clone(&service));
-    let http_server: Serving<std::io::Error> = match &config.tls {
-        Some(tls) => {
-            let listener =
-                TlsListener::new(http, tls.server_config(&[b"h2", b"http/1.1"]), HANDSHAKE);
-            Box::pin(
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(ended())
-                    .into_future(),
-            )
-        }
-        None => Box::pin(
-            axum::serve(http, app)
-                .with_graceful_shutdown(ended())
-                .into_future(),
-        ),
-    };
-    let grpc_tls = config.tls.as_ref().map(|tls| tls.server_config(&[b"h2"]));
-    let grpc_server = grpc.map(|listener| {
-        let (health, health_service) = tonic_health::server::health_reporter();
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(crate::grpc::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-            .build_v1()
-            .expect("the descriptor sets are valid");
-        let svc = IdServiceServer::with_interceptor(
-            IdGrpc::new(Arc::clone(&service)),
-            crate::grpc::require_token(Arc::clone(&service)),
-        );
-        let weak = Arc::downgrade(&service);
-        // The health service follows readiness (holding the service weakly, as the claim
-        // watch does).
-        tokio::spawn(async move {
-            loop {
-                let Some(service) = weak.upgrade() else {
-                    return;
-                };
-                let ready = service.readiness() == Readiness::Ready;
-                drop(service);
-                if ready {
-                    health.set_serving::<IdServiceServer<IdGrpc>>().await;
-                } else {
-                    health.set_not_serving::<IdServiceServer<IdGrpc>>().await;
-                }
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-        });
-        let router = tonic::transport::Server::builder()
-            .add_service(health_service)
-            .add_service(reflection)
-            .add_service(svc);
-        let serving: Serving<tonic::transport::Error> = match grpc_tls {
-            Some(tls) => {
-                let incoming = TlsListener::new(listener, tls, HANDSHAKE).into_stream();
-                Box::pin(router.serve_with_incoming_shutdown(incoming, ended()))
-            }
-            None => {
-                let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-                Box::pin(router.serve_with_incoming_shutdown(incoming, ended()))
-            }
-        };
-        serving
-    });
-
-    let servers = async {
-        match grpc_server {
-            Some(grpc) => {
-                let (h, g) = tokio::join!(http_server, grpc);
-                let _ = (h, g);
-            }
-            None => {
-                let _ = http_server.await;
-            }
-        }
-    };
-    tokio::pin!(servers);
-    // Serve until the end is signalled; then mark not ready and give in-flight requests
-    // the drain bound to finish.
-    let mut end = end_rx.clone();
-    tokio::select! {
-        _ = &mut servers => {}
-        _ = end.wait_for(Option::is_some) => {
-            service.drain();
-            let _ = tokio::time::timeout(config.drain, &mut servers).await;
-        }
-    }
+    end.token.cancelled().await;
+    let outcome = end.take();
+    // The drain: not ready at once (gRPC health too), no new connections, open ones
+    // closed gracefully, in-flight requests given the drain bound.
+    tracing::info!(target: "flakeid_serve", drain_ms = drain.as_millis() as u64, "draining");
     service.drain();
-    let outcome = end_rx.borrow().clone().unwrap_or(Outcome::Stopped);
-    // The last reference to the shards goes here (or with the last in-flight task):
+    metrics::gauge!("flakeid_ready").set(0.0);
+    if let Some(health) = &health {
+        for name in ["", crate::grpc_edges::service_name()] {
+            health
+                .set_service_status(name, tonic_health::ServingStatus::NotServing)
+                .await;
+        }
+    }
+    shutdown.cancel();
+    tasks.close();
+    let finished = tokio::time::timeout(drain, tasks.wait()).await.is_ok();
+    // Streams still open past the bound end with UNAVAILABLE.
+    service.ended.cancel();
+    if !finished {
+        let _ = tokio::time::timeout(Duration::from_secs(1), tasks.wait()).await;
+    }
+    // The last reference to the shards goes here (or with a request still in flight):
     // dropping them releases every claim, cut to what was minted.
-    drop(service);
-    Ok(outcome)
+    let held = service.uninstall("stopped");
+    let released = held.is_some_and(|m| Arc::strong_count(&m) == 1);
+    tracing::info!(
+        target: "flakeid_serve",
+        in_flight_finished = finished,
+        claims_released = released,
+        "drained; stopped"
+    );
+    outcome
 }
 
-/// Reloads the TLS certificate and key when their files change (checked every second),
-/// until the server ends. A failed reload keeps the pair in use and is counted
-/// (`flakeid_tls_reloads_total{result="failed"}`); it is tried again at the next change.
-fn watch_files(tls: Arc<TlsKeys>, mut end: tokio::sync::watch::Receiver<Option<Outcome>>) {
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
-                _ = end.wait_for(Option::is_some) => return,
-            }
-            if tls.changed() {
-                let result = if tls.reload().is_ok() { "ok" } else { "failed" };
-                metrics::counter!("flakeid_tls_reloads_total", "result" => result).increment(1);
-            }
-        }
-    });
+/// The layout as `flakeid_build_info` labels it: the preset's name, or the layout string.
+fn layout_label(l: &flakeid::Layout) -> String {
+    flakeid_text::layout::preset_of(l).map_or_else(|| l.to_string(), |p| p.name.to_string())
 }

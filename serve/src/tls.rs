@@ -1,22 +1,19 @@
 //! TLS on the service's listeners (rustls): [`TlsKeys`], a certificate and key from PEM
 //! files, reloaded when asked (SIGHUP) or when the files change, without dropping a
-//! connection; [`TlsListener`], handshakes off the accept loop.
+//! connection. Each connection's handshake runs in its own task, bounded by the header
+//! timeout (see the connection server).
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
 
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::crypto::CryptoProvider;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::rustls::{self, ServerConfig};
-use tokio_rustls::server::TlsStream;
+
+use crate::files::{Stamp, stamp};
 
 /// Why a certificate and key could not be loaded: the file and what to do. Never the
 /// key's content.
@@ -30,19 +27,6 @@ impl std::fmt::Display for TlsError {
 }
 
 impl std::error::Error for TlsError {}
-
-/// What a file was when last read: changed when any of these moved (a rename over it, as
-/// Kubernetes does for a mounted secret, changes the inode).
-type Stamp = Option<(SystemTime, u64, u64)>;
-
-fn stamp(path: &Path) -> Stamp {
-    let meta = std::fs::metadata(path).ok()?;
-    #[cfg(unix)]
-    let inode = std::os::unix::fs::MetadataExt::ino(&meta);
-    #[cfg(not(unix))]
-    let inode = 0;
-    Some((meta.modified().ok()?, meta.len(), inode))
-}
 
 /// The server's certificate chain and key, from PEM files; every new handshake uses the
 /// last good pair, so a reload changes what new connections see and leaves the open
@@ -163,77 +147,4 @@ fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<Certi
             cert.display()
         ))
     })
-}
-
-/// A TCP listener whose connections arrive after their TLS handshake. Each handshake runs
-/// in a task of its own, bounded by `handshake`, so a slow or silent client never holds up
-/// the others; a failed one is counted (`flakeid_tls_handshake_failures_total`) and
-/// dropped.
-pub struct TlsListener {
-    rx: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    /// The TCP listener's address (`None` if the system could not say).
-    local: Option<SocketAddr>,
-}
-
-impl TlsListener {
-    /// Accepts on `tcp` with `config` until this listener is dropped.
-    pub fn new(tcp: TcpListener, config: Arc<ServerConfig>, handshake: Duration) -> TlsListener {
-        let local = tcp.local_addr().ok();
-        let acceptor = TlsAcceptor::from(config);
-        let (tx, rx) = mpsc::channel(64);
-        tokio::spawn(async move {
-            loop {
-                let accepted = tokio::select! {
-                    accepted = tcp.accept() => accepted,
-                    _ = tx.closed() => return,
-                };
-                let Ok((stream, addr)) = accepted else {
-                    // Out of descriptors, say: let it pass rather than spin.
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let (acceptor, tx) = (acceptor.clone(), tx.clone());
-                tokio::spawn(async move {
-                    match tokio::time::timeout(handshake, acceptor.accept(stream)).await {
-                        Ok(Ok(tls)) => {
-                            let _ = tx.send((tls, addr)).await;
-                        }
-                        _ => metrics::counter!("flakeid_tls_handshake_failures_total").increment(1),
-                    }
-                });
-            }
-        });
-        TlsListener { rx, local }
-    }
-
-    /// The connections as a stream, for tonic's `serve_with_incoming`.
-    pub fn into_stream(
-        self,
-    ) -> impl tokio_stream::Stream<Item = Result<TlsStream<TcpStream>, std::io::Error>> {
-        use tokio_stream::StreamExt;
-        tokio_stream::wrappers::ReceiverStream::new(self.rx).map(|(tls, _)| Ok(tls))
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.rx.recv().await {
-            Some(accepted) => accepted,
-            // The accept loop ended: nothing comes any more.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.local.ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::AddrNotAvailable,
-                "the TCP listener's address was not known",
-            )
-        })
-    }
 }

@@ -1,14 +1,14 @@
 //! The service's routes in process (no binary, no socket): the router of a `Service` over a
 //! plain sharded generator, called as a tower service. The same routes through the built
-//! binary and real clients are in `cli/tests/serve.rs`. The handlers mint with
-//! `block_in_place`, so the runtime is multi-threaded, as the server's is.
+//! binary and real clients are in `cli/tests/serve.rs`. The runtime is multi-threaded, as
+//! the server's is.
 
 use std::sync::Arc;
 
 use axum::body::{Body, to_bytes};
 use axum::http::{Request, StatusCode, header};
 use flakeid::{Layout, ShardedGenerator};
-use flakeid_serve::{Minter, Service, Token};
+use flakeid_serve::{Minter, Service, Token, Tokens};
 use tower::ServiceExt;
 
 fn service(token: Option<Token>) -> Arc<Service> {
@@ -17,7 +17,11 @@ fn service(token: Option<Token>) -> Arc<Service> {
         .shards(2)
         .build()
         .unwrap();
-    Service::with_token(Minter::Plain(shards), None, token)
+    let mut b = Service::builder(Layout::snowflake()).minter(Minter::plain(shards));
+    if let Some(t) = token {
+        b = b.tokens(Tokens::fixed(t));
+    }
+    b.build()
 }
 
 /// One request through the router: its status and body.

@@ -29,7 +29,10 @@ pub fn layout_json(l: &Layout) -> String {
     let end = Timestamp(l.end_unix_ns());
     let epoch = Timestamp(l.epoch_unix_ns());
     let first = Timestamp(l.unix_ns_of(0).unwrap_or(0));
-    let rate = rate_text(l.ids_per_second_per_node());
+    let rate = match l.ids_per_second_per_node() {
+        r if r > JSON_SAFE_MAX as f64 => format!("\"{}\"", rate_text(r)),
+        r => rate_text(r),
+    };
     let preset = preset_of(l);
     let mut text = format!(
         "{{\"layout\":\"{l}\",\"time_bits\":{},\"sequence_bits\":{},\"node_bits\":{},\"datacenter_bits\":{},\"worker_bits\":{},\"order\":\"{}\",\"grid\":\"{}\",\"unit_ns\":{},\"epoch_unix_ms\":{},\"epoch\":\"{epoch}\",\"first_tick_starts\":\"{first}\",\"lifetime_years\":{:.2},\"end\":\"{end}\",\"ids_per_second_per_node\":{rate},\"max_nodes\":{},\"bits\":{},\"i64_safe\":{},\"javascript_safe\":{},\"mintable_to_end\":{}",
@@ -40,10 +43,10 @@ pub fn layout_json(l: &Layout) -> String {
         l.worker_bits(),
         order_name(l.order()),
         grid_name(l.grid()),
-        l.unit_ns(),
-        l.epoch_unix_ms(),
+        json_int(l.unit_ns()),
+        json_int(l.epoch_unix_ms()),
         l.lifetime_years(),
-        l.node_count(),
+        json_int(l.node_count()),
         l.bits(),
         l.is_i64_safe(),
         l.is_javascript_safe(),
@@ -66,6 +69,20 @@ pub fn layout_json(l: &Layout) -> String {
     text
 }
 
+/// The largest integer every JSON reader holds exactly: 2^53 (JavaScript's and most
+/// parsers' `f64`).
+pub const JSON_SAFE_MAX: u64 = 1 << 53;
+
+/// An integer as JSON: a number up to [`JSON_SAFE_MAX`], a decimal string above it, so
+/// that no reader rounds it.
+pub fn json_int(v: u64) -> String {
+    if v <= JSON_SAFE_MAX {
+        v.to_string()
+    } else {
+        format!("\"{v}\"")
+    }
+}
+
 /// A tick grid's name in the layout string and JSON: `unix` or `epoch`.
 pub fn grid_name(g: Grid) -> &'static str {
     match g {
@@ -79,5 +96,24 @@ pub fn order_name(o: Order) -> &'static str {
     match o {
         Order::TimeNodeSequence => "time|node|sequence",
         Order::TimeSequenceNode => "time|sequence|node",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every integer of the layout JSON survives a reader that holds numbers as `f64`:
+    /// numbers up to 2^53, decimal strings above (a layout of 60 node bits has 2^60 nodes).
+    #[test]
+    fn integers_above_2_53_are_strings() {
+        let wide: Layout = "time=2,seq=1,node=60".parse().unwrap();
+        let v: serde_json::Value = serde_json::from_str(&layout_json(&wide)).unwrap();
+        assert_eq!(v["max_nodes"], serde_json::json!((1u64 << 60).to_string()));
+        let v: serde_json::Value =
+            serde_json::from_str(&layout_json(&Layout::snowflake())).unwrap();
+        assert_eq!(v["max_nodes"], serde_json::json!(1024));
+        assert_eq!(json_int(JSON_SAFE_MAX), "9007199254740992");
+        assert_eq!(json_int(JSON_SAFE_MAX + 1), "\"9007199254740993\"");
     }
 }

@@ -1,0 +1,78 @@
+//! The accept loop every listener shares, plain and TLS, HTTP and gRPC: `TCP_NODELAY` on
+//! each connection (a one-ID answer must not wait on Nagle's algorithm and delayed ACKs),
+//! and a back-off when the system refuses a connection for want of resources (`EMFILE`,
+//! `ENFILE`, `ENOBUFS`, `ENOMEM`), so that a server out of descriptors waits for one to
+//! come free instead of spinning on the error.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+/// The first pause after a refused accept; it doubles while the refusals go on.
+const FIRST_PAUSE: Duration = Duration::from_millis(5);
+/// The longest pause between tries.
+const LAST_PAUSE: Duration = Duration::from_secs(1);
+
+/// Accepts on `tcp` until the receiver is dropped: each connection with `TCP_NODELAY`
+/// set, sent on with its peer's address. `listener` names it in the metrics
+/// (`flakeid_accept_errors_total{listener}`).
+pub(crate) fn accept_loop(
+    tcp: TcpListener,
+    listener: &'static str,
+) -> mpsc::Receiver<(TcpStream, SocketAddr)> {
+    // One connection waits in the channel at most: while the server is at its connection
+    // cap, the rest wait in the kernel's backlog, holding no descriptor of ours.
+    let (tx, rx) = mpsc::channel(1);
+    tokio::spawn(async move {
+        let mut pause = FIRST_PAUSE;
+        loop {
+            let accepted = tokio::select! {
+                accepted = tcp.accept() => accepted,
+                _ = tx.closed() => return,
+            };
+            match accepted {
+                Ok((stream, addr)) => {
+                    pause = FIRST_PAUSE;
+                    let _ = stream.set_nodelay(true);
+                    if tx.send((stream, addr)).await.is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    metrics::counter!("flakeid_accept_errors_total", "listener" => listener)
+                        .increment(1);
+                    // A connection that went away before it was accepted: take the next.
+                    if !out_of_resources(&e) {
+                        continue;
+                    }
+                    if pause == FIRST_PAUSE {
+                        tracing::warn!(
+                            target: "flakeid_serve",
+                            listener,
+                            error = %e,
+                            pause_ms = pause.as_millis() as u64,
+                            "cannot accept a connection: out of descriptors or memory; pausing"
+                        );
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => {}
+                        _ = tx.closed() => return,
+                    }
+                    pause = (pause * 2).min(LAST_PAUSE);
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Whether an accept failed for want of descriptors, buffers or memory: trying again at
+/// once would fail the same way.
+fn out_of_resources(e: &std::io::Error) -> bool {
+    // EMFILE 24, ENFILE 23, ENOBUFS 105, ENOMEM 12 on Linux; the same names elsewhere map
+    // to other numbers, so they are compared by kind where std has one.
+    matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
+        || matches!(e.kind(), std::io::ErrorKind::OutOfMemory)
+}

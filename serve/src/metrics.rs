@@ -1,0 +1,326 @@
+//! The service's metrics: every series it reports ([`SERIES`]), described and present
+//! from the start (at 0, with the label values known then), the per-node claim series
+//! set before each scrape, the build's info, the process's own series
+//! (`metrics-process`), and the descriptor limit the connection cap stays under.
+
+use std::sync::OnceLock;
+
+use crate::Service;
+
+/// What kind of series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Only goes up.
+    Counter,
+    /// Goes up and down.
+    Gauge,
+    /// A distribution, in buckets.
+    Histogram,
+}
+
+/// Every series `/metrics` reports (besides the process's `process_*` ones): name, kind,
+/// labels, meaning. `serve/README.md` shows this table; a test checks both agree and
+/// that each is present right after the start.
+pub const SERIES: &[(&str, Kind, &str, &str)] = &[
+    (
+        "flakeid_build_info",
+        Kind::Gauge,
+        "version, layout",
+        "1, labelled with the version and the layout",
+    ),
+    (
+        "flakeid_ready",
+        Kind::Gauge,
+        "",
+        "1 while /readyz answers 200, else 0",
+    ),
+    (
+        "flakeid_shards",
+        Kind::Gauge,
+        "",
+        "shards minting now (0 while claiming)",
+    ),
+    (
+        "flakeid_ids_minted_total",
+        Kind::Counter,
+        "",
+        "IDs handed out",
+    ),
+    (
+        "flakeid_http_requests_total",
+        Kind::Counter,
+        "route, status",
+        "HTTP answers by matched route (`unmatched` for none) and status",
+    ),
+    (
+        "flakeid_http_request_duration_seconds",
+        Kind::Histogram,
+        "route",
+        "HTTP request latency",
+    ),
+    (
+        "flakeid_grpc_requests_total",
+        Kind::Counter,
+        "method, code",
+        "gRPC calls by method (`unknown` for none) and status code",
+    ),
+    (
+        "flakeid_grpc_request_duration_seconds",
+        Kind::Histogram,
+        "method",
+        "gRPC call latency (a stream: its whole life)",
+    ),
+    (
+        "flakeid_connections_total",
+        Kind::Counter,
+        "listener",
+        "connections accepted",
+    ),
+    (
+        "flakeid_connections_open",
+        Kind::Gauge,
+        "listener",
+        "connections open now",
+    ),
+    (
+        "flakeid_connections_closed_total",
+        Kind::Counter,
+        "listener, reason",
+        "connections closed: closed, error, header timeout, idle timeout, evicted, shutdown, tls handshake failed",
+    ),
+    (
+        "flakeid_connections_evicted_total",
+        Kind::Counter,
+        "listener",
+        "idle connections closed to make room at the connection cap",
+    ),
+    (
+        "flakeid_accept_errors_total",
+        Kind::Counter,
+        "listener",
+        "failed accepts (out of descriptors: the loop pauses)",
+    ),
+    (
+        "flakeid_tls_handshake_failures_total",
+        Kind::Counter,
+        "",
+        "TLS handshakes that failed or timed out",
+    ),
+    (
+        "flakeid_tls_reloads_total",
+        Kind::Counter,
+        "result",
+        "TLS certificate reloads, ok or failed",
+    ),
+    (
+        "flakeid_token_reloads_total",
+        Kind::Counter,
+        "result",
+        "token file reloads, ok or failed",
+    ),
+    (
+        "flakeid_reclaims_total",
+        Kind::Counter,
+        "",
+        "node ids claimed again in process after a lost claim",
+    ),
+    (
+        "flakeid_sequence_exhausted_total",
+        Kind::Counter,
+        "",
+        "waits for the next tick (a tick's sequence ran out)",
+    ),
+    (
+        "flakeid_clock_behind_total",
+        Kind::Counter,
+        "",
+        "clock reads behind the last tick used",
+    ),
+    (
+        "flakeid_clock_behind_seconds",
+        Kind::Histogram,
+        "",
+        "how far behind",
+    ),
+    (
+        "flakeid_claims_taken_total",
+        Kind::Counter,
+        "",
+        "claims taken",
+    ),
+    (
+        "flakeid_claim_renewal_failures_total",
+        Kind::Counter,
+        "",
+        "claim renewals that failed",
+    ),
+    (
+        "flakeid_claim_renewals_recovered_total",
+        Kind::Counter,
+        "",
+        "renewals that succeeded after failures",
+    ),
+    (
+        "flakeid_claim_lost_total",
+        Kind::Counter,
+        "",
+        "claims lost (the store no longer names this holder)",
+    ),
+    (
+        "flakeid_claims_released_total",
+        Kind::Counter,
+        "",
+        "claims released",
+    ),
+    (
+        "flakeid_claim_fence_left_seconds",
+        Kind::Gauge,
+        "node",
+        "time left before a node id's fence",
+    ),
+    (
+        "flakeid_claim_node_renewals_total",
+        Kind::Counter,
+        "node",
+        "a node id's renewals that succeeded",
+    ),
+    (
+        "flakeid_claim_node_renewal_failures_total",
+        Kind::Counter,
+        "node",
+        "a node id's renewals that failed",
+    ),
+];
+
+/// The gRPC methods, as the metrics name them.
+pub(crate) const GRPC_METHODS: [&str; 4] = [
+    "flakeid.v1.IdService/Next",
+    "flakeid.v1.IdService/Stream",
+    "flakeid.v1.IdService/Decode",
+    "flakeid.v1.IdService/Layout",
+];
+
+/// The process's series, collected before each scrape.
+fn process() -> &'static metrics_process::Collector {
+    static COLLECTOR: OnceLock<metrics_process::Collector> = OnceLock::new();
+    COLLECTOR.get_or_init(metrics_process::Collector::default)
+}
+
+/// Describes every series and sets each to 0 with the label values known at the start
+/// (the listeners, the routes with status 200, the gRPC methods with code OK), so that
+/// dashboards and alerts see them before the first event.
+pub(crate) fn register(layout: &str, listeners: &[&'static str]) {
+    for &(name, kind, _, help) in SERIES {
+        match kind {
+            Kind::Counter => metrics::describe_counter!(name, help),
+            Kind::Gauge => metrics::describe_gauge!(name, help),
+            Kind::Histogram => metrics::describe_histogram!(name, help),
+        }
+        if kind == Kind::Counter && !SERIES_WITH_LABELS.contains(&name) {
+            metrics::counter!(name).absolute(0);
+        }
+    }
+    metrics::gauge!("flakeid_build_info", "version" => env!("CARGO_PKG_VERSION"), "layout" => layout.to_string())
+        .set(1.0);
+    metrics::gauge!("flakeid_ready").set(0.0);
+    metrics::gauge!("flakeid_shards").set(0.0);
+    for route in crate::http::ROUTES {
+        metrics::counter!("flakeid_http_requests_total", "route" => route, "status" => "200")
+            .absolute(0);
+    }
+    for method in GRPC_METHODS {
+        metrics::counter!("flakeid_grpc_requests_total", "method" => method, "code" => "OK")
+            .absolute(0);
+    }
+    for &listener in listeners {
+        for name in [
+            "flakeid_connections_total",
+            "flakeid_connections_evicted_total",
+            "flakeid_accept_errors_total",
+        ] {
+            metrics::counter!(name, "listener" => listener).absolute(0);
+        }
+        metrics::counter!("flakeid_connections_closed_total", "listener" => listener, "reason" => "closed")
+            .absolute(0);
+        metrics::gauge!("flakeid_connections_open", "listener" => listener).set(0.0);
+    }
+    for name in ["flakeid_tls_reloads_total", "flakeid_token_reloads_total"] {
+        metrics::counter!(name, "result" => "ok").absolute(0);
+    }
+    process().describe();
+}
+
+/// The counters whose every series has labels: set at the start with their known label
+/// values only.
+const SERIES_WITH_LABELS: [&str; 10] = [
+    "flakeid_http_requests_total",
+    "flakeid_grpc_requests_total",
+    "flakeid_connections_total",
+    "flakeid_connections_closed_total",
+    "flakeid_connections_evicted_total",
+    "flakeid_accept_errors_total",
+    "flakeid_tls_reloads_total",
+    "flakeid_token_reloads_total",
+    "flakeid_claim_node_renewals_total",
+    "flakeid_claim_node_renewal_failures_total",
+];
+
+/// Sets the per-node claim series and the process's, before a scrape.
+pub(crate) fn claim_gauges(s: &Service) {
+    process().collect();
+    let Ok(minter) = s.minter() else { return };
+    for n in minter.nodes() {
+        let Some(c) = n.claim else { continue };
+        let node = n.node.to_string();
+        if let Some(left) = c.fence_left {
+            metrics::gauge!("flakeid_claim_fence_left_seconds", "node" => node.clone())
+                .set(left.as_secs_f64());
+        }
+        metrics::counter!("flakeid_claim_node_renewals_total", "node" => node.clone())
+            .absolute(c.renewals);
+        metrics::counter!("flakeid_claim_node_renewal_failures_total", "node" => node)
+            .absolute(c.failures);
+    }
+}
+
+/// Raises this process's soft descriptor limit to its hard limit (as Go's runtime does),
+/// so that the connection cap, not the usual 1,024, bounds the connections; returns the
+/// soft limit now in force (`None` where the system does not say).
+pub fn raise_descriptor_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Resource, getrlimit, setrlimit};
+        let limit = getrlimit(Resource::Nofile);
+        if let (Some(current), Some(maximum)) = (limit.current, limit.maximum)
+            && current < maximum
+        {
+            let raised = rustix::process::Rlimit {
+                current: Some(maximum),
+                maximum: Some(maximum),
+            };
+            if setrlimit(Resource::Nofile, raised).is_ok() {
+                return Some(maximum);
+            }
+        }
+        limit.current
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The connection cap per listener: the one asked for, kept under the descriptor limit
+/// (64 kept for the store's connections, files and the listeners themselves), shared by
+/// the `listeners`.
+pub(crate) fn connection_cap(asked: usize, listeners: usize) -> usize {
+    #[cfg(unix)]
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    #[cfg(not(unix))]
+    let soft: Option<u64> = None;
+    match soft {
+        Some(soft) => {
+            let room = usize::try_from(soft.saturating_sub(64)).unwrap_or(usize::MAX);
+            asked.min((room / listeners.max(1)).max(1))
+        }
+        None => asked,
+    }
+}

@@ -194,3 +194,70 @@ pub fn ids_of_json(body: &str) -> Vec<u64> {
         .map(|x| x.as_str().unwrap().parse().unwrap())
         .collect()
 }
+
+/// A series' value in Prometheus text (`name{labels}` exactly as rendered, or a bare
+/// name); `None` if absent.
+pub fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let (key, value) = l.rsplit_once(' ')?;
+            (key == series).then(|| value.parse().ok())?
+        })
+}
+
+/// The sum of every series of a metric whose labels include all of `labels` (`k="v"`).
+pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(key, _)| {
+            key.split('{').next() == Some(name) && labels.iter().all(|want| key.contains(want))
+        })
+        .filter_map(|(_, v)| v.parse::<f64>().ok())
+        .sum()
+}
+
+/// The process's open descriptors (Linux: `/proc/PID/fd`).
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
+}
+
+/// The CPU time the process has used, user and system (Linux: `/proc/PID/stat`).
+pub fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command (which may hold spaces) in parentheses.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the command.
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 1000 / clock_ticks())
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`, 100 on Linux).
+fn clock_ticks() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100)
+}
+
+/// Polls `f` every 20 ms until it is true; false after `bound`.
+pub fn until(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + bound;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -76,3 +76,33 @@ fn out_of_resources(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
         || matches!(e.kind(), std::io::ErrorKind::OutOfMemory)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every accepted connection has `TCP_NODELAY` set: a small answer goes out at once,
+    /// not after Nagle's algorithm waits for the client's delayed ACK.
+    #[tokio::test]
+    async fn accepted_connections_have_nodelay() {
+        let tcp = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let mut accepted = accept_loop(tcp, "test");
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (stream, _) = accepted.recv().await.unwrap();
+        assert!(stream.nodelay().unwrap());
+    }
+
+    /// Running out of descriptors (or memory) is told apart from a connection that went
+    /// away: only the first makes the loop pause.
+    #[test]
+    fn resource_errors_pause_the_loop() {
+        for errno in [24, 23, 105, 12] {
+            assert!(out_of_resources(&std::io::Error::from_raw_os_error(errno)));
+        }
+        for errno in [103, 104, 110] {
+            // ECONNABORTED, ECONNRESET, ETIMEDOUT
+            assert!(!out_of_resources(&std::io::Error::from_raw_os_error(errno)));
+        }
+    }
+}

@@ -2,9 +2,10 @@
 //! server), so that every connection, plain or TLS, HTTP or gRPC, is bounded the same way:
 //!
 //! - a TLS handshake within the header timeout, off the accept loop;
-//! - the first request within the header timeout of the connection's start (hyper's own
-//!   header-read timeout also bounds each HTTP/1 request's headers);
-//! - closed after the idle timeout with no request in flight;
+//! - the first request within the header timeout of the connection's start; hyper's own
+//!   header-read timeout bounds each later HTTP/1 request's headers, and the wait for
+//!   them, so a kept-alive HTTP/1 connection closes after the header timeout idle;
+//! - closed after the idle timeout with no request in flight (HTTP/2, gRPC);
 //! - HTTP/2 keep-alive pings, and a bound on concurrent streams;
 //! - at most `max_connections` open per listener: a new one closes the longest idle
 //!   connection (no request in flight: a slow or silent client), or waits in the backlog
@@ -428,6 +429,11 @@ where
         tokio::select! {
             r = served.as_mut() => return match r {
                 Ok(()) => "closed",
+                // hyper's header-read timeout: a request's headers (or, on a kept-alive
+                // HTTP/1 connection, the next request) did not come in time.
+                Err(e) if e.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_timeout) => {
+                    "header timeout"
+                }
                 Err(_) => "error",
             },
             why = conn.idle(limits.header_timeout, limits.idle_timeout), if !draining => return why,

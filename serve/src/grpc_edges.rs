@@ -302,3 +302,42 @@ where
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `grpc-timeout` in each of its units; malformed values (no unit, a bad unit, more than
+    /// eight digits, none) are no deadline rather than a wrong one.
+    #[test]
+    fn grpc_timeout_reads_every_unit_and_refuses_malformed_values() {
+        let read = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert("grpc-timeout", v.parse().unwrap());
+            grpc_timeout(&h)
+        };
+        assert_eq!(read("2H"), Some(Duration::from_secs(7200)));
+        assert_eq!(read("3M"), Some(Duration::from_secs(180)));
+        assert_eq!(read("10S"), Some(Duration::from_secs(10)));
+        assert_eq!(read("250m"), Some(Duration::from_millis(250)));
+        assert_eq!(read("99999999u"), Some(Duration::from_micros(99_999_999)));
+        assert_eq!(read("5n"), Some(Duration::from_nanos(5)));
+        for bad in ["10", "10s", "S", "123456789S", "-1S", "1.5S"] {
+            assert_eq!(read(bad), None, "{bad}");
+        }
+        assert_eq!(grpc_timeout(&HeaderMap::new()), None);
+    }
+
+    /// Methods are labelled from a fixed set, so no client can add series.
+    #[test]
+    fn method_labels_are_bounded() {
+        assert_eq!(method_label("/flakeid.v1.IdService/Next"), "flakeid.v1.IdService/Next");
+        assert_eq!(method_label("/grpc.health.v1.Health/Check"), "grpc.health.v1.Health/Check");
+        assert_eq!(
+            method_label("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"),
+            "grpc.reflection.v1alpha"
+        );
+        assert_eq!(method_label("/evil.Service/random-123"), "unknown");
+        assert!(streaming("flakeid.v1.IdService/Stream") && !streaming("flakeid.v1.IdService/Next"));
+    }
+}

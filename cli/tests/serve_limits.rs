@@ -1,0 +1,221 @@
+//! `flakeid serve` against clients that hold its connections: silent, slow (slowloris)
+//! and idle connections closed within the timeouts, on both listeners; twice the
+//! connection cap held open while a normal client keeps getting answers, the descriptors
+//! bounded; and with descriptors run out, accept loops that pause instead of spinning.
+
+use flakeid_fleet::service;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use service::{client, cpu_time, metric_sum, open_fds, serve, until};
+
+const START: Duration = Duration::from_secs(20);
+
+/// Waits (at most `bound`) for the server to close `s`: a read that ends (0 bytes) or
+/// fails. Bytes the server sends first (an answer) are read past.
+fn closed_within(s: &mut TcpStream, bound: Duration) -> bool {
+    let deadline = Instant::now() + bound;
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+fn addr(url: &str) -> String {
+    url.trim_start_matches("http://").to_string()
+}
+
+/// A connection that sends nothing, one that sends its headers a byte at a time
+/// (slowloris), and one that sent a request and then sits idle are each closed within
+/// their timeouts, on the HTTP and the gRPC listener, while other clients are served;
+/// the closes are counted by reason.
+#[test]
+fn silent_slow_and_idle_connections_are_closed() {
+    let s = serve(
+        &[
+            "--node", "1", "--shards", "1", "--grpc-listen", "127.0.0.1:0",
+            "--header-timeout", "1s", "--idle-timeout", "2s",
+        ],
+        START,
+    );
+    let http = addr(&s.http);
+    let grpc = addr(s.grpc.as_ref().unwrap());
+    let silent_http = TcpStream::connect(&http).unwrap();
+    let silent_grpc = TcpStream::connect(&grpc).unwrap();
+    // Slowloris: a header line every 100 ms, never the blank line that ends them.
+    let mut slow = TcpStream::connect(&http).unwrap();
+    slow.write_all(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let mut writer = slow.try_clone().unwrap();
+    let dripping = std::thread::spawn(move || {
+        for i in 0..200 {
+            if writer.write_all(format!("X-Drip-{i}: 1\r\n").as_bytes()).is_err() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    });
+    // Idle: one request answered, then nothing.
+    let mut idle = TcpStream::connect(&http).unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut served = [0u8; 256];
+    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let n = idle.read(&mut served).unwrap();
+    assert!(String::from_utf8_lossy(&served[..n]).starts_with("HTTP/1.1 200"));
+
+    for (what, mut conn) in [
+        ("silent HTTP", silent_http),
+        ("silent gRPC", silent_grpc),
+        ("slowloris", slow),
+        ("idle", idle),
+    ] {
+        assert!(closed_within(&mut conn, Duration::from_secs(20)), "{what} stayed open");
+    }
+    assert!(dripping.join().unwrap(), "the slow client could write on");
+    // An HTTP/2 (gRPC) connection that made a call and then idles is closed too.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let grpc_url = s.grpc.clone().unwrap();
+    let _kept = rt.block_on(async move {
+        use flakeid_serve::grpc::v1::NextRequest;
+        use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
+        let mut c = IdServiceClient::connect(grpc_url).await.unwrap();
+        c.next(NextRequest { count: 1 }).await.unwrap();
+        c
+    });
+    // Others were served all along.
+    let c = client();
+    assert_eq!(c.get(s.url("/v1/id")).send().unwrap().status(), 200);
+    let scrape = || c.get(s.url("/metrics")).send().unwrap().text().unwrap();
+    let closed_in = |m: &str, listener: &str, reason: &str| {
+        metric_sum(
+            m,
+            "flakeid_connections_closed_total",
+            &[&format!("listener=\"{listener}\""), &format!("reason=\"{reason}\"")],
+        )
+    };
+    assert!(
+        until(Duration::from_secs(20), || closed_in(&scrape(), "grpc", "idle timeout") >= 1.0),
+        "the idle gRPC connection stayed open"
+    );
+    let m = scrape();
+    let closed = |listener: &str, reason: &str| closed_in(&m, listener, reason);
+    // The silent and slow ones by the header timeout; the idle HTTP/1 one by whichever
+    // comes first (hyper's header timeout also bounds the wait for the next request).
+    assert!(closed("http", "header timeout") >= 2.0, "{m}");
+    assert!(closed("http", "header timeout") + closed("http", "idle timeout") >= 3.0, "{m}");
+    assert!(closed("grpc", "header timeout") >= 1.0, "{m}");
+}
+
+/// Twice the connection cap of idle connections: the server keeps its open connections
+/// (and so its descriptors) at the cap by closing the longest idle ones, and a normal
+/// client that opens a new connection for each request gets every answer.
+#[test]
+fn the_connection_cap_holds_and_normal_clients_are_answered() {
+    const CAP: usize = 16;
+    let s = serve(
+        &[
+            "--node", "1", "--shards", "2", "--max-connections", &CAP.to_string(),
+            "--header-timeout", "60s", "--idle-timeout", "60s",
+        ],
+        START,
+    );
+    let pid = s.pid();
+    let baseline = open_fds(pid);
+    let http = addr(&s.http);
+    let mut held = Vec::new();
+    let mut most = 0;
+    let fresh = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    for round in 0..2 * CAP {
+        held.push(TcpStream::connect(&http).unwrap());
+        // A new connection for each answer, between the intruders.
+        let r = fresh.get(s.url("/v1/id")).send();
+        assert!(
+            r.as_ref().is_ok_and(|r| r.status() == 200),
+            "round {round}: {r:?}"
+        );
+        most = most.max(open_fds(pid));
+    }
+    // The listener, the runtime's own descriptors, and at most the cap of connections
+    // (one more accepted while it waits for a place).
+    assert!(
+        most <= baseline + CAP + 2,
+        "{most} descriptors open with {CAP} connections allowed (baseline {baseline})"
+    );
+    let m = fresh.get(s.url("/metrics")).send().unwrap().text().unwrap();
+    let evicted = metric_sum(&m, "flakeid_connections_evicted_total", &["listener=\"http\""]);
+    assert!(evicted >= CAP as f64, "{evicted} evicted: {m}");
+    let open = metric_sum(&m, "flakeid_connections_open", &["listener=\"http\""]);
+    assert!(open <= CAP as f64, "{open} open");
+    drop(held);
+}
+
+/// With the descriptor limit lowered under a running server and more connections than it
+/// allows, both accept loops meet `EMFILE` and pause instead of spinning (CPU time over
+/// 5 s far below what a spinning loop burns); once the limit is back, clients are
+/// answered and the errors were counted on both listeners.
+#[test]
+fn out_of_descriptors_the_accept_loops_pause() {
+    let s = serve(
+        &[
+            "--node", "1", "--shards", "1", "--grpc-listen", "127.0.0.1:0",
+            "--header-timeout", "60s", "--idle-timeout", "60s",
+        ],
+        START,
+    );
+    let pid = s.pid();
+    let limit = open_fds(pid) + 4;
+    let prlimit = |n: &str| {
+        let status = std::process::Command::new("prlimit")
+            .args(["--pid", &pid.to_string(), &format!("--nofile={n}")])
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "prlimit {n}");
+    };
+    prlimit(&format!("{limit}:20000"));
+    let (http, grpc) = (addr(&s.http), addr(s.grpc.as_ref().unwrap()));
+    // The backlog completes the handshakes the server cannot accept.
+    let flood: Vec<TcpStream> = (0..40)
+        .flat_map(|_| [TcpStream::connect(&http), TcpStream::connect(&grpc)])
+        .map(Result::unwrap)
+        .collect();
+    // Wait until the server holds every descriptor it may.
+    assert!(until(Duration::from_secs(10), || open_fds(pid) >= limit));
+    let before = cpu_time(pid);
+    let measured = Instant::now();
+    std::thread::sleep(Duration::from_secs(5));
+    let used = cpu_time(pid).saturating_sub(before);
+    let wall = measured.elapsed();
+    // A loop spinning on EMFILE burns a core: close to the wall time. Pausing, the
+    // server's threads are nearly idle.
+    assert!(
+        used < wall / 4,
+        "the server used {used:?} of CPU in {wall:?} while out of descriptors"
+    );
+    prlimit("20000:20000");
+    drop(flood);
+    let c = client();
+    let answered = until(Duration::from_secs(20), || {
+        c.get(s.url("/v1/id")).send().is_ok_and(|r| r.status() == 200)
+    });
+    assert!(answered, "no answer once descriptors came free");
+    let m = c.get(s.url("/metrics")).send().unwrap().text().unwrap();
+    for listener in ["http", "grpc"] {
+        let errors = metric_sum(&m, "flakeid_accept_errors_total", &[&format!("listener=\"{listener}\"")]);
+        assert!(errors >= 1.0, "{listener}: no accept error counted: {m}");
+    }
+}

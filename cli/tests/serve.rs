@@ -685,3 +685,181 @@ fn a_full_decode_batch_answers_every_row() {
     assert_eq!(r.status(), 400);
     assert!(r.text().unwrap().contains("send at most 100000"));
 }
+
+/// Every series of `flakeid_serve::SERIES` is on `/metrics` right after the start (the
+/// process's `process_*` too, and `flakeid_build_info` with the version); `HEAD` mints
+/// nothing; gRPC calls are counted by method and code.
+#[test]
+fn every_documented_series_is_there_from_the_start() {
+    let s = serve(
+        &["--node", "1", "--shards", "1", "--grpc-listen", "127.0.0.1:0"],
+        START,
+    );
+    let c = client();
+    let scrape = || c.get(s.url("/metrics")).send().unwrap().text().unwrap();
+    let first = scrape();
+    for &(name, kind, labels, _) in flakeid_serve::SERIES {
+        // Per-node series come with claimed node ids; the clock-behind histogram with its
+        // first event; the latency histograms with the first request.
+        if labels == "node" || name == "flakeid_clock_behind_seconds" {
+            continue;
+        }
+        if kind == flakeid_serve::metrics::Kind::Histogram {
+            continue;
+        }
+        assert!(
+            first.contains(&format!("# TYPE {name} ")),
+            "{name} is not on /metrics at the start:\n{first}"
+        );
+    }
+    for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"] {
+        assert!(first.contains(name), "{name}");
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(first.contains(&format!("flakeid_build_info{{version=\"{version}\",layout=\"snowflake\"}} 1")), "{first}");
+    assert!(first.contains("# TYPE flakeid_ids_minted_total counter"));
+    let minted = |m: &str| service::metric(m, "flakeid_ids_minted_total").unwrap();
+    let before = minted(&first);
+    for path in ["/v1/id", "/v1/ids?count=100"] {
+        let r = c.head(s.url(path)).send().unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["cache-control"], "no-store");
+    }
+    assert_eq!(minted(&scrape()), before, "HEAD minted IDs");
+    let r = c.get(s.url("/v1/id")).send().unwrap();
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    assert_eq!(minted(&scrape()), before + 1.0);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let grpc = s.grpc.clone().unwrap();
+    rt.block_on(async {
+        use flakeid_serve::grpc::v1::NextRequest;
+        use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
+        let mut g = IdServiceClient::connect(grpc).await.unwrap();
+        g.next(NextRequest { count: 3 }).await.unwrap();
+        g.next(NextRequest { count: 100_001 }).await.unwrap_err();
+    });
+    let m = scrape();
+    assert_eq!(
+        service::metric(&m, r#"flakeid_grpc_requests_total{method="flakeid.v1.IdService/Next",code="OK"}"#),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(
+        service::metric(&m, r#"flakeid_grpc_requests_total{method="flakeid.v1.IdService/Next",code="INVALID_ARGUMENT"}"#),
+        Some(1.0),
+        "{m}"
+    );
+    assert!(m.contains("flakeid_grpc_request_duration_seconds_bucket{method=\"flakeid.v1.IdService/Next\""));
+    assert!(m.contains("flakeid_http_request_duration_seconds_bucket{route=\"/v1/id\""));
+}
+
+/// The gRPC extras: a `Layout` call that gives a gRPC-only client what it needs to decode
+/// locally; reflection in v1alpha as in v1; the client's `grpc-timeout` ending an endless
+/// stream with DEADLINE_EXCEEDED; and forty streams of many messages on a two-shard
+/// server, each strictly increasing across its messages.
+#[test]
+fn grpc_layout_reflection_deadlines_and_stream_order() {
+    use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
+    use flakeid_serve::grpc::v1::{LayoutRequest, StreamRequest};
+    use tokio_stream::StreamExt;
+    let s = serve(
+        &[
+            "--node", "3", "--shards", "2", "--grpc-listen", "127.0.0.1:0",
+            "--streams-per-connection", "64",
+        ],
+        START,
+    );
+    let grpc = s.grpc.clone().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = IdServiceClient::connect(grpc.clone()).await.unwrap();
+        let l = c.layout(LayoutRequest {}).await.unwrap().into_inner();
+        let snowflake = Layout::snowflake();
+        assert_eq!(l.layout.parse::<Layout>().unwrap(), snowflake);
+        assert_eq!(l.preset.as_deref(), Some("snowflake"));
+        assert_eq!((l.time_bits, l.sequence_bits, l.node_bits), (41, 12, 10));
+        assert_eq!((l.datacenter_bits, l.worker_bits), (5, 5));
+        assert_eq!((l.unit_ns, l.epoch_unix_ms), (1_000_000, 1_288_834_974_657));
+        assert_eq!(l.order, "time|node|sequence");
+        assert_eq!(l.nodes, [3, 4]);
+        assert!(l.json.contains("\"max_nodes\":1024"));
+
+        // Reflection v1alpha, as older grpcurl and Python clients ask.
+        use tonic_reflection::pb::v1alpha::ServerReflectionRequest;
+        use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
+        use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
+        use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
+        let channel = tonic::transport::Channel::from_shared(grpc.clone())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let request = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        };
+        let answer = ServerReflectionClient::new(channel)
+            .server_reflection_info(tokio_stream::iter([request]))
+            .await
+            .unwrap()
+            .into_inner()
+            .next()
+            .await
+            .unwrap()
+            .unwrap();
+        let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
+            panic!("no service list: {answer:?}");
+        };
+        assert!(list.service.iter().any(|s| s.name == "flakeid.v1.IdService"));
+
+        // An endless stream with a 300 ms deadline ends with DEADLINE_EXCEEDED.
+        let mut request = tonic::Request::new(StreamRequest {
+            count: u64::MAX,
+            batch: 100,
+        });
+        request.set_timeout(Duration::from_millis(300));
+        let started = std::time::Instant::now();
+        let mut stream = c.stream(request).await.unwrap().into_inner();
+        let end = loop {
+            match stream.next().await {
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => break e,
+                None => panic!("the stream ended without a status"),
+            }
+        };
+        assert_eq!(end.code(), tonic::Code::DeadlineExceeded, "{end}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+
+        // Forty streams at once, each increasing across its messages.
+        let tasks: Vec<_> = (0..40)
+            .map(|k| {
+                let mut c = c.clone();
+                tokio::spawn(async move {
+                    let mut s = c
+                        .stream(StreamRequest { count: 2_000, batch: 50 })
+                        .await
+                        .unwrap()
+                        .into_inner();
+                    let mut last = 0;
+                    while let Some(m) = s.next().await {
+                        for id in m.unwrap().ids {
+                            assert!(id > last, "stream {k} stepped down");
+                            last = id;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+}

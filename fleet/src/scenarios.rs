@@ -233,6 +233,14 @@ macro_rules! scenarios {
         }
 
         #[test]
+        fn serve_recovers_from_an_outage_past_its_lease_in_process() {
+            on_server(
+                "serve-outage",
+                $crate::serve_fleet::a_server_recovers_from_an_outage_past_its_lease_in_process,
+            );
+        }
+
+        #[test]
         fn serve_three_servers_under_kill_pause_and_restart() {
             on_server(
                 "serve-chaos",

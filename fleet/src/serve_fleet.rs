@@ -20,18 +20,6 @@ fn get(c: &reqwest::blocking::Client, url: &str) -> Option<(u16, reqwest::blocki
     Some((r.status().as_u16(), r))
 }
 
-/// Polls `f` every 50 ms until it is true; false after `bound`.
-fn until(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + bound;
-    while Instant::now() < deadline {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
 /// The store stops under a running server: `/readyz` turns 503 while IDs can still be
 /// minted (before the fence), then the mint routes answer 503 with `Retry-After` (never an
 /// ID past the fence); when the store comes back both recover.
@@ -107,6 +95,90 @@ pub fn readiness_follows_the_store(server: &mut dyn Server) {
     assert_eq!(get(&c, &s.url("/v1/id")).unwrap().0, 200);
 }
 
+/// The JSON log lines of a server, parsed.
+fn events(lines: &[String]) -> Vec<serde_json::Value> {
+    lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .collect()
+}
+
+fn has(events: &[serde_json::Value], level: &str, message: &str) -> bool {
+    events
+        .iter()
+        .any(|e| e["level"] == level && e["message"].as_str().is_some_and(|m| m == message))
+}
+
+/// The store stops for three times the lease TTL while a server runs (JSON logs), then
+/// comes back. The same process recovers without a restart: its renewal recovers if the
+/// store kept the lease, or, when the store ended it (ZooKeeper's session expires), it
+/// claims again in process and serves. Its logs say each step (a renewal failed, not
+/// ready, then recovered or lost and re-claimed, ready); every ID after the outage lies
+/// above every ID before it on the same node, and none is handed out twice.
+pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut dyn Server) {
+    let url = server.url();
+    let ttl = 4;
+    let mut s = serve(
+        &[
+            "--claim", &url, "--namespace", "outage", "--nodes", "0..4", "--shards", "1",
+            "--window", "3s", "--ttl", &format!("{ttl}s"), "--log-format", "json",
+        ],
+        START,
+    );
+    let pid = s.pid();
+    let c = client();
+    let mint = |c: &reqwest::blocking::Client, s: &Served| {
+        let r = c.get(s.url("/v1/ids?count=100")).send().ok()?;
+        if r.status() != 200 {
+            return None;
+        }
+        Some(crate::service::ids_of_json(&r.text().ok()?))
+    };
+    let before = mint(&c, &s).expect("IDs before the outage");
+    server.stop();
+    let stopped = Instant::now();
+    assert!(
+        until(Duration::from_secs(20), || get(&c, &s.url("/readyz")).is_some_and(|r| r.0 == 503)),
+        "still ready with the store down"
+    );
+    std::thread::sleep(Duration::from_secs(3 * ttl).saturating_sub(stopped.elapsed()));
+    server.launch();
+    assert!(
+        until(Duration::from_secs(90), || get(&c, &s.url("/readyz")).is_some_and(|r| r.0 == 200)),
+        "not ready again after the store came back"
+    );
+    let after = mint(&c, &s).expect("IDs after the outage");
+    assert!(!s.exited() && s.pid() == pid, "the server was restarted");
+    s.signal("TERM");
+    let (status, rest) = s.wait(Duration::from_secs(30));
+    assert!(status.success(), "{rest:?}");
+    let lines: Vec<String> = s.before.iter().chain(&rest).cloned().collect();
+    let log = events(&lines);
+    assert!(has(&log, "WARN", "claim renewal failed"), "{lines:#?}");
+    assert!(has(&log, "WARN", "not ready"), "{lines:#?}");
+    let recovered = has(&log, "INFO", "claim renewal recovered");
+    let reclaimed = has(&log, "INFO", "re-claimed node ids after a lost claim; serving again");
+    eprintln!("{url}: recovered {recovered}, re-claimed {reclaimed}");
+    assert!(recovered || reclaimed, "{lines:#?}");
+    if reclaimed {
+        assert!(has(&log, "ERROR", "claim lost"), "{lines:#?}");
+    }
+    let layout = Layout::snowflake();
+    let all: HashSet<u64> = before.iter().chain(&after).copied().collect();
+    assert_eq!(all.len(), before.len() + after.len(), "an ID twice");
+    for a in &after {
+        let node = layout.decompose(*a).unwrap().node;
+        for b in before.iter().filter(|b| layout.decompose(**b).unwrap().node == node) {
+            assert!(a > b, "node {node}: {a} after the outage is below {b} before it");
+        }
+    }
+}
+
+/// Polls `f` every 50 ms until it is true; false after `bound`.
+fn until(bound: Duration, f: impl FnMut() -> bool) -> bool {
+    crate::service::until(bound, f)
+}
+
 /// A tiny xorshift: the scenario's choices, seeded from the clock (printed, to replay).
 struct Rng(u64);
 
@@ -156,6 +228,10 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
             "2s".into(),
             "--ttl".into(),
             format!("{ttl}s"),
+            // A paused server ends when its claim is lost, so that each holder is one
+            // process (the in-process re-claim has a scenario of its own).
+            "--on-claim-lost".into(),
+            "exit".into(),
         ]
     };
     let start = |holder: usize| -> Served {

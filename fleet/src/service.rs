@@ -261,3 +261,32 @@ pub fn until(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Reads `child`'s standard error line by line until one contains `pattern` (at most
+/// `bound`); the lines read, that one last. Panics if it never comes.
+pub fn lines_until(child: &mut Child, pattern: &str, bound: Duration) -> Vec<String> {
+    let err = child.stderr.take().expect("standard error piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + bound;
+    let mut lines = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                let found = line.contains(pattern);
+                lines.push(line);
+                if found {
+                    return lines;
+                }
+            }
+            Err(e) => panic!("no line with {pattern:?} ({e:?} within {bound:?}): {lines:?}"),
+        }
+    }
+}

@@ -41,7 +41,7 @@ pub mod grpc;
 mod grpc_edges;
 mod http;
 mod lifecycle;
-mod metrics;
+pub mod metrics;
 mod mint;
 mod run;
 pub mod tls;

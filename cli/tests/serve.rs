@@ -433,81 +433,6 @@ fn a_node_or_a_claim_is_required_and_flags_have_environment_variables() {
     assert!(String::from_utf8_lossy(&s.stderr).contains("non-negative integer"));
 }
 
-/// The Kubernetes example parses, probes the routes the server answers, and sets only
-/// environment variables `flakeid serve` reads.
-#[test]
-fn the_kubernetes_example_matches_the_server() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/flakeid-serve.yaml");
-    let text = std::fs::read_to_string(path).unwrap();
-    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
-        .map(|d| serde::Deserialize::deserialize(d).unwrap())
-        .collect();
-    let deployment = docs
-        .iter()
-        .find(|d| d["kind"] == "Deployment")
-        .expect("a Deployment");
-    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
-    assert_eq!(container["args"][0], "serve");
-    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
-    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
-        .args(["serve", "--help"])
-        .output()
-        .unwrap();
-    let help = String::from_utf8_lossy(&help.stdout);
-    let env = container["env"].as_sequence().unwrap();
-    assert!(env.len() >= 5);
-    for var in env {
-        let name = var["name"].as_str().unwrap();
-        assert!(
-            help.contains(&format!("env: {name}")),
-            "flakeid serve does not read {name}"
-        );
-    }
-    // A server started with the example's settings (on loopback, the store in memory)
-    // starts and reads them: its first line names the gRPC listener the example sets.
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"));
-    command.arg("serve").stderr(std::process::Stdio::piped());
-    for var in env {
-        let (name, value) = (var["name"].as_str().unwrap(), var["value"].as_str());
-        let value = match (name, value) {
-            ("FLAKEID_LISTEN" | "FLAKEID_GRPC_LISTEN", _) => "127.0.0.1:0",
-            ("FLAKEID_CLAIM", _) => "memory:",
-            (_, Some(v)) => v,
-            (_, None) => "pod-0", // a fieldRef
-        };
-        command.env(name, value);
-    }
-    let mut child = command.spawn().unwrap();
-    let err = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut lines = Vec::new();
-    let started = loop {
-        match rx.recv_timeout(Duration::from_secs(20)) {
-            Ok(line) if line.contains("HTTP on") => break Some(line),
-            Ok(line) => lines.push(line),
-            Err(_) => break None,
-        }
-    };
-    let _ = child.kill();
-    let _ = child.wait();
-    let line = started.unwrap_or_else(|| panic!("did not start: {lines:?}"));
-    assert!(line.contains("gRPC on 127.0.0.1:"), "{line}");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("namespace \"orders\"") && l.contains("as pod-0")),
-        "{lines:?}"
-    );
-}
-
 /// With a token, the mint and decode routes (HTTP and gRPC) answer 401 / UNAUTHENTICATED
 /// without it or with a wrong one; the probes, /metrics, gRPC health stay open; and the
 /// token shows up in no output: not on standard error, in no answer, not in /metrics.
@@ -692,7 +617,14 @@ fn a_full_decode_batch_answers_every_row() {
 #[test]
 fn every_documented_series_is_there_from_the_start() {
     let s = serve(
-        &["--node", "1", "--shards", "1", "--grpc-listen", "127.0.0.1:0"],
+        &[
+            "--node",
+            "1",
+            "--shards",
+            "1",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ],
         START,
     );
     let c = client();
@@ -712,11 +644,20 @@ fn every_documented_series_is_there_from_the_start() {
             "{name} is not on /metrics at the start:\n{first}"
         );
     }
-    for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"] {
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+    ] {
         assert!(first.contains(name), "{name}");
     }
     let version = env!("CARGO_PKG_VERSION");
-    assert!(first.contains(&format!("flakeid_build_info{{version=\"{version}\",layout=\"snowflake\"}} 1")), "{first}");
+    assert!(
+        first.contains(&format!(
+            "flakeid_build_info{{version=\"{version}\",layout=\"snowflake\"}} 1"
+        )),
+        "{first}"
+    );
     assert!(first.contains("# TYPE flakeid_ids_minted_total counter"));
     let minted = |m: &str| service::metric(m, "flakeid_ids_minted_total").unwrap();
     let before = minted(&first);
@@ -744,16 +685,24 @@ fn every_documented_series_is_there_from_the_start() {
     });
     let m = scrape();
     assert_eq!(
-        service::metric(&m, r#"flakeid_grpc_requests_total{method="flakeid.v1.IdService/Next",code="OK"}"#),
+        service::metric(
+            &m,
+            r#"flakeid_grpc_requests_total{method="flakeid.v1.IdService/Next",code="OK"}"#
+        ),
         Some(1.0),
         "{m}"
     );
     assert_eq!(
-        service::metric(&m, r#"flakeid_grpc_requests_total{method="flakeid.v1.IdService/Next",code="INVALID_ARGUMENT"}"#),
+        service::metric(
+            &m,
+            r#"flakeid_grpc_requests_total{method="flakeid.v1.IdService/Next",code="INVALID_ARGUMENT"}"#
+        ),
         Some(1.0),
         "{m}"
     );
-    assert!(m.contains("flakeid_grpc_request_duration_seconds_bucket{method=\"flakeid.v1.IdService/Next\""));
+    assert!(m.contains(
+        "flakeid_grpc_request_duration_seconds_bucket{method=\"flakeid.v1.IdService/Next\""
+    ));
     assert!(m.contains("flakeid_http_request_duration_seconds_bucket{route=\"/v1/id\""));
 }
 
@@ -768,8 +717,14 @@ fn grpc_layout_reflection_deadlines_and_stream_order() {
     use tokio_stream::StreamExt;
     let s = serve(
         &[
-            "--node", "3", "--shards", "2", "--grpc-listen", "127.0.0.1:0",
-            "--streams-per-connection", "64",
+            "--node",
+            "3",
+            "--shards",
+            "2",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--streams-per-connection",
+            "64",
         ],
         START,
     );
@@ -818,7 +773,11 @@ fn grpc_layout_reflection_deadlines_and_stream_order() {
         let Some(MessageResponse::ListServicesResponse(list)) = answer.message_response else {
             panic!("no service list: {answer:?}");
         };
-        assert!(list.service.iter().any(|s| s.name == "flakeid.v1.IdService"));
+        assert!(
+            list.service
+                .iter()
+                .any(|s| s.name == "flakeid.v1.IdService")
+        );
 
         // An endless stream with a 300 ms deadline ends with DEADLINE_EXCEEDED.
         let mut request = tonic::Request::new(StreamRequest {
@@ -844,7 +803,10 @@ fn grpc_layout_reflection_deadlines_and_stream_order() {
                 let mut c = c.clone();
                 tokio::spawn(async move {
                     let mut s = c
-                        .stream(StreamRequest { count: 2_000, batch: 50 })
+                        .stream(StreamRequest {
+                            count: 2_000,
+                            batch: 50,
+                        })
                         .await
                         .unwrap()
                         .into_inner();

@@ -20,9 +20,15 @@ const START: Duration = Duration::from_secs(20);
 fn greedy_streams_leave_room_for_single_ids() {
     let s = serve(
         &[
-            "--node", "1", "--shards", "2", "--grpc-listen", "127.0.0.1:0",
+            "--node",
+            "1",
+            "--shards",
+            "2",
+            "--grpc-listen",
+            "127.0.0.1:0",
             // 64 IDs a millisecond a shard: four streams could take every tick.
-            "--layout", "seq=6,node=4,time=53,epoch=2025-01-01T00:00:00Z",
+            "--layout",
+            "seq=6,node=4,time=53,epoch=2025-01-01T00:00:00Z",
         ],
         START,
     );
@@ -57,7 +63,10 @@ fn greedy_streams_leave_room_for_single_ids() {
                         let mut messages = 0u64;
                         while !done.load(Ordering::Relaxed) {
                             let m = stream.next().await.expect("the stream ended").unwrap();
-                            assert!(m.ids[0] > last, "stream {k} stepped down at message {messages}");
+                            assert!(
+                                m.ids[0] > last,
+                                "stream {k} stepped down at message {messages}"
+                            );
                             assert!(m.ids.windows(2).all(|w| w[0] < w[1]));
                             last = *m.ids.last().unwrap();
                             messages += 1;
@@ -69,10 +78,12 @@ fn greedy_streams_leave_room_for_single_ids() {
                 // A fifth on the same connection is one too many.
                 let mut c5 = c.clone();
                 let e = c5
-                    .stream(StreamRequest { count: 10, batch: 1 })
+                    .stream(StreamRequest {
+                        count: 10,
+                        batch: 1,
+                    })
                     .await
-                    .err()
-                    .expect("a fifth stream was opened");
+                    .expect_err("a fifth stream was opened");
                 assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
                 let mut messages = Vec::new();
                 for t in streams {
@@ -83,7 +94,9 @@ fn greedy_streams_leave_room_for_single_ids() {
         })
     };
     // Wait until the streams flow.
-    assert!(service::until(Duration::from_secs(20), || streamed.load(Ordering::Relaxed) > 20_000));
+    assert!(service::until(Duration::from_secs(20), || streamed
+        .load(Ordering::Relaxed)
+        > 20_000));
     // Ordinary clients: two over HTTP, one over gRPC, one ID a request, for 5 s.
     let failures = Arc::new(AtomicU64::new(0));
     let answered = Arc::new(AtomicU64::new(0));
@@ -131,9 +144,23 @@ fn greedy_streams_leave_room_for_single_ids() {
     let before = streamed.load(Ordering::Relaxed);
     done.store(true, Ordering::Relaxed);
     let messages = greedy.join().unwrap();
-    let (failures, answered) = (failures.load(Ordering::Relaxed), answered.load(Ordering::Relaxed));
-    eprintln!("{answered} single IDs answered beside {before} streamed IDs; messages per stream {messages:?}");
-    assert_eq!(failures, 0, "{failures} ordinary requests failed beside the greedy streams");
-    assert!(answered > 100, "only {answered} ordinary requests were answered");
-    assert!(messages.iter().all(|&m| m > 10), "a stream starved: {messages:?}");
+    let (failures, answered) = (
+        failures.load(Ordering::Relaxed),
+        answered.load(Ordering::Relaxed),
+    );
+    eprintln!(
+        "{answered} single IDs answered beside {before} streamed IDs; messages per stream {messages:?}"
+    );
+    assert_eq!(
+        failures, 0,
+        "{failures} ordinary requests failed beside the greedy streams"
+    );
+    assert!(
+        answered > 100,
+        "only {answered} ordinary requests were answered"
+    );
+    assert!(
+        messages.iter().all(|&m| m > 10),
+        "a stream starved: {messages:?}"
+    );
 }

@@ -56,8 +56,16 @@ fn it_listens_while_claiming_and_health_follows_readiness() {
         .unwrap();
     let url = format!("file:{}", dir.display());
     let args = [
-        "--claim", &url, "--namespace", "wait", "--nodes", "0..1", "--shards", "1",
-        "--grpc-listen", "127.0.0.1:0",
+        "--claim",
+        &url,
+        "--namespace",
+        "wait",
+        "--nodes",
+        "0..1",
+        "--shards",
+        "1",
+        "--grpc-listen",
+        "127.0.0.1:0",
     ];
     let s = serve_listening(&args, &[], START);
     let c = client();
@@ -109,13 +117,27 @@ fn sigterm_while_claiming_exits_0_holding_nothing() {
     let dir = temp_dir("serve-term-claiming");
     let store = FileStore::open(&dir).unwrap();
     let other = Generator::builder(Layout::snowflake())
-        .build_claimed(Claims::new(FileStore::open(&dir).unwrap()).namespace("t").nodes(1..2))
+        .build_claimed(
+            Claims::new(FileStore::open(&dir).unwrap())
+                .namespace("t")
+                .nodes(1..2),
+        )
         .unwrap();
     let url = format!("file:{}", dir.display());
     let mut s = serve_listening(
         &[
-            "--claim", &url, "--namespace", "t", "--nodes", "0..3", "--shards", "3",
-            "--pool-wait", "120s", "--drain", "60s",
+            "--claim",
+            &url,
+            "--namespace",
+            "t",
+            "--nodes",
+            "0..3",
+            "--shards",
+            "3",
+            "--pool-wait",
+            "120s",
+            "--drain",
+            "60s",
         ],
         &[],
         START,
@@ -124,7 +146,11 @@ fn sigterm_while_claiming_exits_0_holding_nothing() {
     let asked = Instant::now();
     let (status, lines) = s.wait(Duration::from_secs(30));
     assert_eq!(status.code(), Some(0), "{lines:?}");
-    assert!(asked.elapsed() < Duration::from_secs(20), "took {:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        asked.elapsed()
+    );
     let held: Vec<u64> = store
         .list("t")
         .unwrap()
@@ -143,19 +169,21 @@ fn sigterm_while_claiming_exits_0_holding_nothing() {
 #[test]
 fn the_default_shard_count_follows_the_cpus_it_may_use() {
     let bin = flakeid_fleet::binary();
-    let cgroup = PathBuf::from(format!("/sys/fs/cgroup/cpu/flakeid-test-{}", std::process::id()));
+    let cgroup = PathBuf::from(format!(
+        "/sys/fs/cgroup/cpu/flakeid-test-{}",
+        std::process::id()
+    ));
     let quota = std::fs::create_dir(&cgroup).is_ok()
         && std::fs::write(cgroup.join("cpu.cfs_period_us"), "100000").is_ok()
         && std::fs::write(cgroup.join("cpu.cfs_quota_us"), "100000").is_ok();
     let mut command = if quota {
         eprintln!("a cgroup of one CPU: {}", cgroup.display());
         let mut c = std::process::Command::new("sh");
-        c.arg("-c")
-            .arg(format!(
-                "echo $$ > {}/cgroup.procs && exec {} serve --node 1 --listen 127.0.0.1:0",
-                cgroup.display(),
-                bin.display()
-            ));
+        c.arg("-c").arg(format!(
+            "echo $$ > {}/cgroup.procs && exec {} serve --node 1 --listen 127.0.0.1:0",
+            cgroup.display(),
+            bin.display()
+        ));
         c
     } else {
         eprintln!("no cgroup to make here: pinned to one core with taskset instead");
@@ -189,7 +217,10 @@ fn the_token_file_is_reloaded_on_sighup_and_on_change() {
     let file = dir.join("token");
     std::fs::write(&file, "old-token-1\n").unwrap();
     let path = file.display().to_string();
-    let mut s = serve(&["--node", "1", "--shards", "1", "--token-file", &path], START);
+    let mut s = serve(
+        &["--node", "1", "--shards", "1", "--token-file", &path],
+        START,
+    );
     let c = client();
     let status = |token: &str| {
         c.get(s.url("/v1/id"))
@@ -203,7 +234,11 @@ fn the_token_file_is_reloaded_on_sighup_and_on_change() {
     std::fs::write(&file, "old-token-1\nnew-token-2\n").unwrap();
     s.signal("HUP");
     assert!(until(Duration::from_secs(10), || status("new-token-2") == 200));
-    assert_eq!(status("old-token-1"), 200, "both tokens during the rollover");
+    assert_eq!(
+        status("old-token-1"),
+        200,
+        "both tokens during the rollover"
+    );
     // No signal: the change is seen by itself.
     std::fs::write(&file, "new-token-2\n").unwrap();
     assert!(
@@ -230,11 +265,23 @@ fn the_token_file_is_reloaded_on_sighup_and_on_change() {
 #[test]
 fn logs_are_json_lines_with_levels_and_timestamps() {
     let mut s = serve(
-        &["--node", "1", "--shards", "1", "--log-format", "json", "--access-log"],
+        &[
+            "--node",
+            "1",
+            "--shards",
+            "1",
+            "--log-format",
+            "json",
+            "--access-log",
+        ],
         START,
     );
     let c = client();
-    let r = c.get(s.url("/v1/id")).header("x-request-id", "trace-42").send().unwrap();
+    let r = c
+        .get(s.url("/v1/id"))
+        .header("x-request-id", "trace-42")
+        .send()
+        .unwrap();
     assert_eq!(r.status(), 200);
     s.signal("TERM");
     let (status, after) = s.wait(Duration::from_secs(20));
@@ -260,7 +307,10 @@ fn logs_are_json_lines_with_levels_and_timestamps() {
     assert!(find("HTTP on")["shards"] == 1);
     assert_eq!(find("ready")["ready"], true);
     let access = find("request");
-    assert_eq!((access["route"].as_str(), access["status"].as_u64()), (Some("/v1/id"), Some(200)));
+    assert_eq!(
+        (access["route"].as_str(), access["status"].as_u64()),
+        (Some("/v1/id"), Some(200))
+    );
     assert_eq!(access["request_id"], "trace-42");
     assert!(find("draining")["drain_ms"].is_u64());
     find("stopped");
@@ -272,13 +322,23 @@ fn logs_are_json_lines_with_levels_and_timestamps() {
         START,
     );
     let c = client();
-    assert!(until(START, || c.get(quiet.url("/readyz")).send().is_ok_and(|r| r.status() == 200)));
+    assert!(until(START, || c
+        .get(quiet.url("/readyz"))
+        .send()
+        .is_ok_and(|r| r.status() == 200)));
     quiet.signal("TERM");
     let (_, after) = quiet.wait(Duration::from_secs(20));
     let lines: Vec<&String> = quiet.before.iter().chain(&after).collect();
-    assert!(lines.iter().any(|l| l.contains("stopped; every claim released")), "{lines:?}");
     assert!(
-        lines.iter().all(|l| !(l.contains("INFO") && l.contains("flakeid_serve:"))),
+        lines
+            .iter()
+            .any(|l| l.contains("stopped; every claim released")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|l| !(l.contains("INFO") && l.contains("flakeid_serve:"))),
         "{lines:?}"
     );
 }

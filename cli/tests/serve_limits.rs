@@ -19,11 +19,16 @@ fn closed_within(s: &mut TcpStream, bound: Duration) -> bool {
     let deadline = Instant::now() + bound;
     let mut buf = [0u8; 4096];
     while Instant::now() < deadline {
-        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
         match s.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => return true,
         }
     }
@@ -42,8 +47,16 @@ fn addr(url: &str) -> String {
 fn silent_slow_and_idle_connections_are_closed() {
     let s = serve(
         &[
-            "--node", "1", "--shards", "1", "--grpc-listen", "127.0.0.1:0",
-            "--header-timeout", "1s", "--idle-timeout", "2s",
+            "--node",
+            "1",
+            "--shards",
+            "1",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--header-timeout",
+            "1s",
+            "--idle-timeout",
+            "2s",
         ],
         START,
     );
@@ -53,11 +66,15 @@ fn silent_slow_and_idle_connections_are_closed() {
     let silent_grpc = TcpStream::connect(&grpc).unwrap();
     // Slowloris: a header line every 100 ms, never the blank line that ends them.
     let mut slow = TcpStream::connect(&http).unwrap();
-    slow.write_all(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n").unwrap();
+    slow.write_all(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
     let mut writer = slow.try_clone().unwrap();
     let dripping = std::thread::spawn(move || {
         for i in 0..200 {
-            if writer.write_all(format!("X-Drip-{i}: 1\r\n").as_bytes()).is_err() {
+            if writer
+                .write_all(format!("X-Drip-{i}: 1\r\n").as_bytes())
+                .is_err()
+            {
                 return true;
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -66,9 +83,11 @@ fn silent_slow_and_idle_connections_are_closed() {
     });
     // Idle: one request answered, then nothing.
     let mut idle = TcpStream::connect(&http).unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut served = [0u8; 256];
-    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let n = idle.read(&mut served).unwrap();
     assert!(String::from_utf8_lossy(&served[..n]).starts_with("HTTP/1.1 200"));
 
@@ -78,7 +97,10 @@ fn silent_slow_and_idle_connections_are_closed() {
         ("slowloris", slow),
         ("idle", idle),
     ] {
-        assert!(closed_within(&mut conn, Duration::from_secs(20)), "{what} stayed open");
+        assert!(
+            closed_within(&mut conn, Duration::from_secs(20)),
+            "{what} stayed open"
+        );
     }
     assert!(dripping.join().unwrap(), "the slow client could write on");
     // An HTTP/2 (gRPC) connection that made a call and then idles is closed too.
@@ -102,11 +124,18 @@ fn silent_slow_and_idle_connections_are_closed() {
         metric_sum(
             m,
             "flakeid_connections_closed_total",
-            &[&format!("listener=\"{listener}\""), &format!("reason=\"{reason}\"")],
+            &[
+                &format!("listener=\"{listener}\""),
+                &format!("reason=\"{reason}\""),
+            ],
         )
     };
     assert!(
-        until(Duration::from_secs(20), || closed_in(&scrape(), "grpc", "idle timeout") >= 1.0),
+        until(Duration::from_secs(20), || closed_in(
+            &scrape(),
+            "grpc",
+            "idle timeout"
+        ) >= 1.0),
         "the idle gRPC connection stayed open"
     );
     let m = scrape();
@@ -114,7 +143,10 @@ fn silent_slow_and_idle_connections_are_closed() {
     // The silent and slow ones by the header timeout; the idle HTTP/1 one by whichever
     // comes first (hyper's header timeout also bounds the wait for the next request).
     assert!(closed("http", "header timeout") >= 2.0, "{m}");
-    assert!(closed("http", "header timeout") + closed("http", "idle timeout") >= 3.0, "{m}");
+    assert!(
+        closed("http", "header timeout") + closed("http", "idle timeout") >= 3.0,
+        "{m}"
+    );
     assert!(closed("grpc", "header timeout") >= 1.0, "{m}");
 }
 
@@ -126,8 +158,16 @@ fn the_connection_cap_holds_and_normal_clients_are_answered() {
     const CAP: usize = 16;
     let s = serve(
         &[
-            "--node", "1", "--shards", "2", "--max-connections", &CAP.to_string(),
-            "--header-timeout", "60s", "--idle-timeout", "60s",
+            "--node",
+            "1",
+            "--shards",
+            "2",
+            "--max-connections",
+            &CAP.to_string(),
+            "--header-timeout",
+            "60s",
+            "--idle-timeout",
+            "60s",
         ],
         START,
     );
@@ -158,7 +198,11 @@ fn the_connection_cap_holds_and_normal_clients_are_answered() {
         "{most} descriptors open with {CAP} connections allowed (baseline {baseline})"
     );
     let m = fresh.get(s.url("/metrics")).send().unwrap().text().unwrap();
-    let evicted = metric_sum(&m, "flakeid_connections_evicted_total", &["listener=\"http\""]);
+    let evicted = metric_sum(
+        &m,
+        "flakeid_connections_evicted_total",
+        &["listener=\"http\""],
+    );
     assert!(evicted >= CAP as f64, "{evicted} evicted: {m}");
     let open = metric_sum(&m, "flakeid_connections_open", &["listener=\"http\""]);
     assert!(open <= CAP as f64, "{open} open");
@@ -173,8 +217,16 @@ fn the_connection_cap_holds_and_normal_clients_are_answered() {
 fn out_of_descriptors_the_accept_loops_pause() {
     let s = serve(
         &[
-            "--node", "1", "--shards", "1", "--grpc-listen", "127.0.0.1:0",
-            "--header-timeout", "60s", "--idle-timeout", "60s",
+            "--node",
+            "1",
+            "--shards",
+            "1",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--header-timeout",
+            "60s",
+            "--idle-timeout",
+            "60s",
         ],
         START,
     );
@@ -210,12 +262,18 @@ fn out_of_descriptors_the_accept_loops_pause() {
     drop(flood);
     let c = client();
     let answered = until(Duration::from_secs(20), || {
-        c.get(s.url("/v1/id")).send().is_ok_and(|r| r.status() == 200)
+        c.get(s.url("/v1/id"))
+            .send()
+            .is_ok_and(|r| r.status() == 200)
     });
     assert!(answered, "no answer once descriptors came free");
     let m = c.get(s.url("/metrics")).send().unwrap().text().unwrap();
     for listener in ["http", "grpc"] {
-        let errors = metric_sum(&m, "flakeid_accept_errors_total", &[&format!("listener=\"{listener}\"")]);
+        let errors = metric_sum(
+            &m,
+            "flakeid_accept_errors_total",
+            &[&format!("listener=\"{listener}\"")],
+        );
         assert!(errors >= 1.0, "{listener}: no accept error counted: {m}");
     }
 }

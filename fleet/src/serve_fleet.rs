@@ -120,8 +120,20 @@ pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut d
     let ttl = 4;
     let mut s = serve(
         &[
-            "--claim", &url, "--namespace", "outage", "--nodes", "0..4", "--shards", "1",
-            "--window", "3s", "--ttl", &format!("{ttl}s"), "--log-format", "json",
+            "--claim",
+            &url,
+            "--namespace",
+            "outage",
+            "--nodes",
+            "0..4",
+            "--shards",
+            "1",
+            "--window",
+            "3s",
+            "--ttl",
+            &format!("{ttl}s"),
+            "--log-format",
+            "json",
         ],
         START,
     );
@@ -138,13 +150,15 @@ pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut d
     server.stop();
     let stopped = Instant::now();
     assert!(
-        until(Duration::from_secs(20), || get(&c, &s.url("/readyz")).is_some_and(|r| r.0 == 503)),
+        until(Duration::from_secs(20), || get(&c, &s.url("/readyz"))
+            .is_some_and(|r| r.0 == 503)),
         "still ready with the store down"
     );
     std::thread::sleep(Duration::from_secs(3 * ttl).saturating_sub(stopped.elapsed()));
     server.launch();
     assert!(
-        until(Duration::from_secs(90), || get(&c, &s.url("/readyz")).is_some_and(|r| r.0 == 200)),
+        until(Duration::from_secs(90), || get(&c, &s.url("/readyz"))
+            .is_some_and(|r| r.0 == 200)),
         "not ready again after the store came back"
     );
     let after = mint(&c, &s).expect("IDs after the outage");
@@ -157,7 +171,11 @@ pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut d
     assert!(has(&log, "WARN", "claim renewal failed"), "{lines:#?}");
     assert!(has(&log, "WARN", "not ready"), "{lines:#?}");
     let recovered = has(&log, "INFO", "claim renewal recovered");
-    let reclaimed = has(&log, "INFO", "re-claimed node ids after a lost claim; serving again");
+    let reclaimed = has(
+        &log,
+        "INFO",
+        "re-claimed node ids after a lost claim; serving again",
+    );
     eprintln!("{url}: recovered {recovered}, re-claimed {reclaimed}");
     assert!(recovered || reclaimed, "{lines:#?}");
     if reclaimed {
@@ -168,8 +186,14 @@ pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut d
     assert_eq!(all.len(), before.len() + after.len(), "an ID twice");
     for a in &after {
         let node = layout.decompose(*a).unwrap().node;
-        for b in before.iter().filter(|b| layout.decompose(**b).unwrap().node == node) {
-            assert!(a > b, "node {node}: {a} after the outage is below {b} before it");
+        for b in before
+            .iter()
+            .filter(|b| layout.decompose(**b).unwrap().node == node)
+        {
+            assert!(
+                a > b,
+                "node {node}: {a} after the outage is below {b} before it"
+            );
         }
     }
 }

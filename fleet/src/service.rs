@@ -198,12 +198,10 @@ pub fn ids_of_json(body: &str) -> Vec<u64> {
 /// A series' value in Prometheus text (`name{labels}` exactly as rendered, or a bare
 /// name); `None` if absent.
 pub fn metric(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| {
-            let (key, value) = l.rsplit_once(' ')?;
-            (key == series).then(|| value.parse().ok())?
-        })
+    text.lines().filter(|l| !l.starts_with('#')).find_map(|l| {
+        let (key, value) = l.rsplit_once(' ')?;
+        (key == series).then(|| value.parse().ok())?
+    })
 }
 
 /// The sum of every series of a metric whose labels include all of `labels` (`k="v"`).

@@ -1,5 +1,5 @@
 //! The gRPC service `flakeid.v1.IdService` ([`IdGrpc`]): `Next`, `Stream`, `Decode` and
-//! `Layout`, errors mapped from [`ServiceError`](crate::ServiceError) (the HTTP messages,
+//! `Layout`, errors mapped from [`ServiceError`] (the HTTP messages,
 //! as `INVALID_ARGUMENT`, `UNAVAILABLE`, `RESOURCE_EXHAUSTED`, ...); the token's
 //! interceptor ([`require_token`]); the descriptor set for server reflection
 //! ([`FILE_DESCRIPTOR_SET`]). The listener's layers (metrics by method and code, the

@@ -331,13 +331,21 @@ mod tests {
     /// Methods are labelled from a fixed set, so no client can add series.
     #[test]
     fn method_labels_are_bounded() {
-        assert_eq!(method_label("/flakeid.v1.IdService/Next"), "flakeid.v1.IdService/Next");
-        assert_eq!(method_label("/grpc.health.v1.Health/Check"), "grpc.health.v1.Health/Check");
+        assert_eq!(
+            method_label("/flakeid.v1.IdService/Next"),
+            "flakeid.v1.IdService/Next"
+        );
+        assert_eq!(
+            method_label("/grpc.health.v1.Health/Check"),
+            "grpc.health.v1.Health/Check"
+        );
         assert_eq!(
             method_label("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"),
             "grpc.reflection.v1alpha"
         );
         assert_eq!(method_label("/evil.Service/random-123"), "unknown");
-        assert!(streaming("flakeid.v1.IdService/Stream") && !streaming("flakeid.v1.IdService/Next"));
+        assert!(
+            streaming("flakeid.v1.IdService/Stream") && !streaming("flakeid.v1.IdService/Next")
+        );
     }
 }

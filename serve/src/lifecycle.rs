@@ -166,6 +166,8 @@ impl Reported {
         // Changes of reason only (a fence that moves) are not news: the state is.
         let state = |r: &Readiness| std::mem::discriminant(r);
         let news = self.last.as_ref().is_none_or(|l| state(l) != state(now));
+        // Not ready at the start (claiming) is expected; a flip to it is worth a warning.
+        let starting = self.last.is_none();
         self.last = Some(now.clone());
         let ready = *now == Readiness::Ready;
         metrics::gauge!("flakeid_ready").set(if ready { 1.0 } else { 0.0 });
@@ -186,6 +188,9 @@ impl Reported {
         }
         match now {
             Readiness::Ready => tracing::info!(target: "flakeid_serve", ready = true, "ready"),
+            Readiness::NotReady(why) if starting => {
+                tracing::info!(target: "flakeid_serve", ready = false, reason = %why, "not ready")
+            }
             Readiness::NotReady(why) => {
                 tracing::warn!(target: "flakeid_serve", ready = false, reason = %why, "not ready")
             }

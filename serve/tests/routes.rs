@@ -59,7 +59,11 @@ fn ids_in(text: &str) -> Vec<u64> {
 
 /// An error answer: JSON `{"error": ...}`, the message non-empty.
 fn error_of(status: StatusCode, headers: &axum::http::HeaderMap, body: &str) -> String {
-    assert_eq!(headers[header::CONTENT_TYPE], "application/json", "{status}: {body}");
+    assert_eq!(
+        headers[header::CONTENT_TYPE],
+        "application/json",
+        "{status}: {body}"
+    );
     let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
     let m = v["error"].as_str().unwrap_or_else(|| panic!("{body}"));
     assert!(!m.is_empty());
@@ -147,13 +151,33 @@ async fn every_error_is_json_with_its_status() {
         .unwrap();
     let put = Request::put("/v1/id").body(Body::empty()).unwrap();
     let cases: Vec<(Request<Body>, StatusCode, &str)> = vec![
-        (get("/v1/ids?count=0"), StatusCode::BAD_REQUEST, "count=0 asks for nothing"),
-        (get("/v1/ids?count=1&count=2"), StatusCode::BAD_REQUEST, "give count=N"),
+        (
+            get("/v1/ids?count=0"),
+            StatusCode::BAD_REQUEST,
+            "count=0 asks for nothing",
+        ),
+        (
+            get("/v1/ids?count=1&count=2"),
+            StatusCode::BAD_REQUEST,
+            "give count=N",
+        ),
         (get("/v2/nothing"), StatusCode::NOT_FOUND, "GET /v1/id"),
         (put, StatusCode::METHOD_NOT_ALLOWED, "PUT is not served"),
-        (big_body, StatusCode::PAYLOAD_TOO_LARGE, "send at most 10 IDs"),
-        (get(&too_long), StatusCode::URI_TOO_LONG, "shorter request target"),
-        (big_header, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "fewer or shorter headers"),
+        (
+            big_body,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "send at most 10 IDs",
+        ),
+        (
+            get(&too_long),
+            StatusCode::URI_TOO_LONG,
+            "shorter request target",
+        ),
+        (
+            big_header,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "fewer or shorter headers",
+        ),
     ];
     for (request, want, says) in cases {
         let what = format!("{} {}", request.method(), request.uri().path());
@@ -182,7 +206,10 @@ async fn a_full_decode_batch_fits_in_every_form() {
     let s = service(None);
     let id = 2116500430648709162u64; // the largest IDs are 19-20 digits
     let n = flakeid_serve::MAX_DECODE;
-    let compact = format!("[{}]", vec![format!("\"{}\"", u64::MAX / 2 + id / 4); n].join(","));
+    let compact = format!(
+        "[{}]",
+        vec![format!("\"{}\"", u64::MAX / 2 + id / 4); n].join(",")
+    );
     let pretty = format!(
         "[\n{}\n]",
         vec![format!("    \"{}\"", u64::MAX / 2 + id / 4); n].join(",\n")
@@ -191,16 +218,27 @@ async fn a_full_decode_batch_fits_in_every_form() {
         let request = Request::post("/v1/decode").body(Body::from(body)).unwrap();
         let (status, headers, text) = call(&s, request).await;
         // The IDs are past the layout's time: a 400 naming the first, not a 413.
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{}", &text[..200.min(text.len())]);
+        assert_eq!(
+            status,
+            StatusCode::BAD_REQUEST,
+            "{}",
+            &text[..200.min(text.len())]
+        );
         assert!(error_of(status, &headers, &text).contains("element 0"));
     }
     let ok = format!("[{}]", vec![format!("\"{id}\""); n].join(", "));
-    let (status, _, text) = call(&s, Request::post("/v1/decode").body(Body::from(ok)).unwrap()).await;
+    let (status, _, text) = call(
+        &s,
+        Request::post("/v1/decode").body(Body::from(ok)).unwrap(),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     let rows: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(rows.as_array().unwrap().len(), n);
     let limit = s.limits().decode_body_limit();
-    let over = Request::post("/v1/decode").body(Body::from(" ".repeat(limit + 1))).unwrap();
+    let over = Request::post("/v1/decode")
+        .body(Body::from(" ".repeat(limit + 1)))
+        .unwrap();
     let (status, headers, text) = call(&s, over).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert!(error_of(status, &headers, &text).contains("send at most 100000 IDs"));
@@ -268,7 +306,10 @@ async fn a_service_still_claiming_is_alive_not_ready_and_mints_nothing() {
         let (status, headers, body) = call(&s, get(path)).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}");
         assert!(headers.contains_key(header::RETRY_AFTER));
-        assert!(error_of(status, &headers, &body).contains("claiming"), "{body}");
+        assert!(
+            error_of(status, &headers, &body).contains("claiming"),
+            "{body}"
+        );
     }
     s.install(minter(Layout::snowflake(), 1));
     assert_eq!(call(&s, get("/v1/id")).await.0, StatusCode::OK);
@@ -279,7 +320,9 @@ async fn a_service_still_claiming_is_alive_not_ready_and_mints_nothing() {
 /// keep it exactly: a layout of 2^60 nodes says so as a string.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn layout_integers_above_2_53_are_strings() {
-    let wide: Layout = "time=3,seq=1,node=60,epoch=2025-01-01T00:00:00Z".parse().unwrap();
+    let wide: Layout = "time=3,seq=1,node=60,epoch=2025-01-01T00:00:00Z"
+        .parse()
+        .unwrap();
     let s = Service::builder(wide).build();
     let (status, _, body) = call(&s, get("/v1/layout")).await;
     assert_eq!(status, StatusCode::OK);

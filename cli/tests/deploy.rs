@@ -1,0 +1,368 @@
+//! The deployment recipes in `deploy/` checked against the server and against the
+//! security guide: the Kubernetes example (etcd over TLS with a user, TLS and a token on
+//! the listeners, all from Secrets; probes, preStop, a non-root read-only pod, limits and
+//! the shard count that fits them, a disruption budget, a headless Service for gRPC), a
+//! server started with its settings; the Containerfile (multi-stage, locked, non-root,
+//! small base); the systemd unit (hardened, reloads with SIGHUP; `systemd-analyze verify`
+//! where systemd is installed).
+
+use flakeid_fleet::{certs, service};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn deploy(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../deploy")
+        .join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn documents() -> Vec<serde_yaml::Value> {
+    serde_yaml::Deserializer::from_str(&deploy("flakeid-serve.yaml"))
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect()
+}
+
+fn serve_help() -> String {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&help.stdout).into_owned()
+}
+
+/// A duration as the tool writes it (`15s`), in seconds.
+fn seconds(text: &str) -> u64 {
+    text.trim_end_matches('s').parse().unwrap()
+}
+
+#[test]
+fn the_kubernetes_example_follows_the_security_guide() {
+    let docs = documents();
+    let kind = |k: &'static str| docs.iter().filter(move |d| d["kind"] == k);
+    let deployment = kind("Deployment").next().expect("a Deployment");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let labels = &deployment["spec"]["template"]["metadata"]["labels"];
+    let container = &pod["containers"][0];
+    assert_eq!(container["args"][0], "serve");
+    let env: HashMap<&str, &serde_yaml::Value> = container["env"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v))
+        .collect();
+    let value = |name: &str| {
+        env.get(name)
+            .and_then(|v| v["value"].as_str())
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    // Every variable set is one the server reads.
+    let help = serve_help();
+    for name in env.keys() {
+        assert!(
+            help.contains(&format!("env: {name}")),
+            "flakeid serve does not read {name}"
+        );
+    }
+    // The store: etcd over TLS with a client certificate and a user, the password from a file.
+    let claim = value("FLAKEID_CLAIM");
+    assert!(claim.starts_with("etcds://"), "{claim}");
+    for part in ["ca=", "cert=", "key=", "user="] {
+        assert!(claim.contains(part), "{claim} lacks {part}");
+    }
+    assert!(!claim.contains("password="), "a password in the URL");
+    // TLS and the token on the listeners, from files.
+    for name in [
+        "FLAKEID_CLAIM_PASSWORD_FILE",
+        "FLAKEID_TOKEN_FILE",
+        "FLAKEID_TLS_CERT",
+        "FLAKEID_TLS_KEY",
+    ] {
+        assert!(value(name).starts_with("/etc/flakeid/"), "{name}");
+    }
+    assert!(
+        !env.contains_key("FLAKEID_TOKEN"),
+        "the token inline in the manifest"
+    );
+    // Each mounted path under a volume from a Secret.
+    let volumes: HashMap<&str, &serde_yaml::Value> = pod["volumes"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v))
+        .collect();
+    let mounts = container["volumeMounts"].as_sequence().unwrap();
+    let files: Vec<&str> = [
+        "FLAKEID_CLAIM_PASSWORD_FILE",
+        "FLAKEID_TOKEN_FILE",
+        "FLAKEID_TLS_CERT",
+        "FLAKEID_TLS_KEY",
+    ]
+    .iter()
+    .map(|n| value(n))
+    .chain(
+        claim
+            .split(['?', '&'])
+            .filter_map(|p| p.split_once('='))
+            .map(|(_, v)| v)
+            .filter(|v| v.starts_with('/')),
+    )
+    .collect();
+    for file in files {
+        let mount = mounts
+            .iter()
+            .find(|m| file.starts_with(m["mountPath"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("{file} is on no volume"));
+        assert_eq!(mount["readOnly"], true);
+        let volume = volumes[mount["name"].as_str().unwrap()];
+        assert!(
+            volume["secret"]["secretName"].is_string(),
+            "{file} is not from a Secret"
+        );
+    }
+    // Shards: one per CPU of the limit, the request equal to the limit.
+    let resources = &container["resources"];
+    let cpu = resources["limits"]["cpu"].as_str().unwrap();
+    assert_eq!(resources["requests"]["cpu"].as_str(), Some(cpu));
+    assert_eq!(
+        value("FLAKEID_SHARDS"),
+        cpu,
+        "one shard per CPU of the limit"
+    );
+    assert!(
+        resources["limits"]["memory"].is_string() && resources["requests"]["memory"].is_string()
+    );
+    // Probes on the routes the server answers, over HTTPS (the listener has TLS).
+    let probe = |p: &str| &container[p]["httpGet"];
+    assert_eq!(probe("startupProbe")["path"], "/healthz");
+    assert_eq!(probe("livenessProbe")["path"], "/healthz");
+    assert_eq!(probe("readinessProbe")["path"], "/readyz");
+    for p in ["startupProbe", "livenessProbe", "readinessProbe"] {
+        assert_eq!(probe(p)["scheme"], "HTTPS", "{p}");
+    }
+    let readiness = &container["readinessProbe"];
+    assert!(
+        readiness["failureThreshold"].as_u64().unwrap() >= 2,
+        "one slow probe drains the pod"
+    );
+    // The end: preStop, then the drain, within the grace period.
+    let pre_stop = container["lifecycle"]["preStop"]["sleep"]["seconds"]
+        .as_u64()
+        .unwrap();
+    let grace = pod["terminationGracePeriodSeconds"].as_u64().unwrap();
+    assert!(
+        pre_stop + seconds(value("FLAKEID_DRAIN")) < grace,
+        "preStop + drain >= grace"
+    );
+    // Non-root, read-only, no privileges.
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let sc = &container["securityContext"];
+    assert_eq!(sc["readOnlyRootFilesystem"], true);
+    assert_eq!(sc["allowPrivilegeEscalation"], false);
+    assert_eq!(sc["capabilities"]["drop"][0], "ALL");
+    assert_eq!(pod["automountServiceAccountToken"], false);
+    // A disruption budget and a headless Service for gRPC over the same pods.
+    let pdb = kind("PodDisruptionBudget")
+        .next()
+        .expect("a PodDisruptionBudget");
+    assert_eq!(&pdb["spec"]["selector"]["matchLabels"], labels);
+    let headless = kind("Service")
+        .find(|s| s["spec"]["clusterIP"] == "None")
+        .expect("a headless Service");
+    assert_eq!(&headless["spec"]["selector"], labels);
+    assert_eq!(headless["spec"]["ports"][0]["targetPort"], "grpc");
+    let ports: Vec<&str> = container["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    for s in kind("Service") {
+        for p in s["spec"]["ports"].as_sequence().unwrap() {
+            assert!(ports.contains(&p["targetPort"].as_str().unwrap()));
+        }
+    }
+}
+
+/// A server started with the example's settings (on loopback, the store in memory, the
+/// Secrets' files made by the test) starts with TLS and a token on both listeners and so
+/// without a warning, logs JSON, and claims as the pod's name.
+#[test]
+fn a_server_starts_with_the_kubernetes_settings() {
+    let dir = std::env::temp_dir().join(format!("flakeid-deploy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let c = certs::make(&dir, "k8s", "client");
+    let token = dir.join("token");
+    std::fs::write(&token, "k8s-token-0f3a\n").unwrap();
+    let docs = documents();
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let mut env: Vec<(String, String)> = Vec::new();
+    for var in container["env"].as_sequence().unwrap() {
+        let (name, v) = (var["name"].as_str().unwrap(), var["value"].as_str());
+        let path = |p: &PathBuf| p.display().to_string();
+        let value = match (name, v) {
+            ("FLAKEID_LISTEN" | "FLAKEID_GRPC_LISTEN", _) => "127.0.0.1:0".to_string(),
+            ("FLAKEID_CLAIM", _) => "memory:".into(),
+            ("FLAKEID_CLAIM_PASSWORD_FILE", _) => continue, // the memory store has no user
+            ("FLAKEID_TOKEN_FILE", _) => path(&token),
+            ("FLAKEID_TLS_CERT", _) => path(&c.server_cert),
+            ("FLAKEID_TLS_KEY", _) => path(&c.server_key),
+            (_, Some(v)) => v.to_string(),
+            (_, None) => "pod-0".into(), // a fieldRef
+        };
+        env.push((name.to_string(), value));
+    }
+    let pairs: Vec<(&str, &str)> = env.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let s = service::serve_env(&[], &pairs, Duration::from_secs(20));
+    assert!(s.http.starts_with("https://"), "{:?}", s.before);
+    assert!(
+        s.grpc
+            .as_deref()
+            .is_some_and(|g| g.starts_with("https://127.0.0.1:"))
+    );
+    let events: Vec<serde_json::Value> = s
+        .before
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(
+        events.iter().all(|e| e["level"] != "WARN"),
+        "a warning with TLS and a token: {events:#?}"
+    );
+    assert!(
+        events.iter().any(|e| e["message"] == "claimed node id"
+            && e["namespace"] == "orders"
+            && e["instance"] == "pod-0"),
+        "{events:#?}"
+    );
+    assert!(events.iter().any(|e| e["shards"] == 2), "{events:#?}");
+    drop(s);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The Containerfile: a build stage with the locked versions, a small final base, a
+/// non-root user, the tool as the entry point, the example's ports exposed.
+#[test]
+fn the_containerfile_builds_a_small_non_root_image() {
+    let text = deploy("Containerfile");
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let froms: Vec<&&str> = lines.iter().filter(|l| l.starts_with("FROM ")).collect();
+    assert!(froms.len() >= 2, "not multi-stage: {froms:?}");
+    assert!(froms[0].contains(" AS build"), "{froms:?}");
+    let last = froms.last().unwrap();
+    assert!(
+        ["distroless", "scratch", "alpine", "chainguard"]
+            .iter()
+            .any(|b| last.contains(b)),
+        "a large final base: {last}"
+    );
+    assert!(text.contains("cargo build --release --locked -p flakeid-cli"));
+    let final_stage = &text[text.rfind("FROM ").unwrap()..];
+    assert!(final_stage.contains("COPY --from=build"));
+    let user = final_stage
+        .lines()
+        .find_map(|l| l.strip_prefix("USER "))
+        .expect("a USER in the final stage");
+    assert!(
+        !user.starts_with("0") && !user.starts_with("root"),
+        "{user}"
+    );
+    assert!(final_stage.contains(r#"ENTRYPOINT ["/usr/local/bin/flakeid"]"#));
+    let yaml = deploy("flakeid-serve.yaml");
+    for port in ["8443", "9443"] {
+        assert!(
+            yaml.contains(port) && final_stage.contains(port),
+            "port {port}"
+        );
+    }
+    assert!(!text.to_lowercase().contains("password") && !text.contains("TOKEN"));
+}
+
+/// The systemd unit: the tool's service with its reload, a dynamic user, and the
+/// sandboxing options; `systemd-analyze verify` passes where systemd is installed.
+#[test]
+fn the_systemd_unit_is_hardened_and_verifies() {
+    let text = deploy("flakeid-serve.service");
+    let mut keys: HashMap<&str, Vec<&str>> = HashMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('='))
+    {
+        let (k, v) = line.split_once('=').unwrap();
+        keys.entry(k).or_default().push(v);
+    }
+    let one = |k: &str| {
+        keys.get(k)
+            .map(|v| v[0])
+            .unwrap_or_else(|| panic!("no {k}="))
+    };
+    assert_eq!(one("ExecStart"), "/usr/local/bin/flakeid serve");
+    assert_eq!(one("ExecReload"), "/bin/kill -HUP $MAINPID");
+    assert_eq!(one("KillSignal"), "SIGTERM");
+    for k in [
+        "DynamicUser",
+        "NoNewPrivileges",
+        "ProtectHome",
+        "PrivateTmp",
+        "PrivateDevices",
+        "ProtectKernelTunables",
+        "ProtectKernelModules",
+        "ProtectControlGroups",
+        "RestrictNamespaces",
+        "RestrictSUIDSGID",
+        "LockPersonality",
+        "MemoryDenyWriteExecute",
+    ] {
+        assert_eq!(one(k), "yes", "{k}");
+    }
+    assert_eq!(one("ProtectSystem"), "strict");
+    assert_eq!(one("CapabilityBoundingSet"), "");
+    assert!(one("RestrictAddressFamilies").contains("AF_INET6"));
+    assert!(keys["SystemCallFilter"].contains(&"@system-service"));
+    // Every variable the unit sets is one the server reads.
+    let help = serve_help();
+    for v in keys.get("Environment").into_iter().flatten() {
+        let name = v.split('=').next().unwrap();
+        assert!(help.contains(&format!("env: {name}")), "{name}");
+    }
+    let Ok(out) = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!("systemd-analyze is not installed: the unit is checked by its text only");
+        return;
+    };
+    assert!(out.status.success());
+    // Verified with ExecStart pointing at the built tool.
+    let dir = std::env::temp_dir().join(format!("flakeid-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unit = dir.join("flakeid-serve.service");
+    std::fs::write(
+        &unit,
+        text.replace("/usr/local/bin/flakeid", env!("CARGO_BIN_EXE_flakeid")),
+    )
+    .unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&unit)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    let complaints: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("flakeid-serve.service"))
+        .collect();
+    assert!(out.status.success() && complaints.is_empty(), "{said}");
+    std::fs::remove_dir_all(&dir).ok();
+}

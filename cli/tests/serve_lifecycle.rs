@@ -169,13 +169,37 @@ fn sigterm_while_claiming_exits_0_holding_nothing() {
 #[test]
 fn the_default_shard_count_follows_the_cpus_it_may_use() {
     let bin = flakeid_fleet::binary();
-    let cgroup = PathBuf::from(format!(
-        "/sys/fs/cgroup/cpu/flakeid-test-{}",
-        std::process::id()
-    ));
-    let quota = std::fs::create_dir(&cgroup).is_ok()
-        && std::fs::write(cgroup.join("cpu.cfs_period_us"), "100000").is_ok()
-        && std::fs::write(cgroup.join("cpu.cfs_quota_us"), "100000").is_ok();
+    let name = format!("flakeid-test-{}", std::process::id());
+    // cgroup v2 (cpu.max), else v1's cpu controller (cfs quota and period).
+    let v2 = PathBuf::from("/sys/fs/cgroup").join(&name);
+    let v1 = PathBuf::from("/sys/fs/cgroup/cpu").join(&name);
+    let made = |dir: &PathBuf, files: &[(&str, &str)]| {
+        let ok = std::fs::create_dir(dir).is_ok()
+            && files
+                .iter()
+                .all(|(f, v)| std::fs::write(dir.join(f), v).is_ok());
+        if !ok {
+            let _ = std::fs::remove_dir(dir);
+        }
+        ok
+    };
+    // Only where /sys/fs/cgroup is itself cgroup v2 (on a hybrid host it is a tmpfs).
+    let unified = std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
+    let cgroup = if unified && made(&v2, &[("cpu.max", "100000 100000")]) {
+        Some(v2)
+    } else if made(
+        &v1,
+        &[
+            ("cpu.cfs_period_us", "100000"),
+            ("cpu.cfs_quota_us", "100000"),
+        ],
+    ) {
+        Some(v1)
+    } else {
+        None
+    };
+    let quota = cgroup.is_some();
+    let cgroup = cgroup.unwrap_or_default();
     let mut command = if quota {
         eprintln!("a cgroup of one CPU: {}", cgroup.display());
         let mut c = std::process::Command::new("sh");

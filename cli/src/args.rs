@@ -474,11 +474,11 @@ pub(crate) struct ServeArgs {
         env = "FLAKEID_ON_CLAIM_LOST"
     )]
     pub(crate) on_claim_lost: OnClaimLost,
-    /// How long a new connection may take to send its first request's headers (and any
-    /// HTTP/1 request its headers); slower clients are closed.
+    /// How long a new connection may take to send its first request's headers, and a
+    /// kept-alive HTTP/1 connection its next request; slower clients are closed.
     #[arg(long, value_parser = duration, default_value = "10s", env = "FLAKEID_HEADER_TIMEOUT")]
     pub(crate) header_timeout: std::time::Duration,
-    /// How long a connection may stay open with no request in flight.
+    /// How long an HTTP/2 (gRPC) connection may stay open with no request in flight.
     #[arg(long, value_parser = duration, default_value = "60s", env = "FLAKEID_IDLE_TIMEOUT")]
     pub(crate) idle_timeout: std::time::Duration,
     /// The deadline of one request, after which it answers 503 (gRPC: DEADLINE_EXCEEDED;

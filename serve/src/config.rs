@@ -43,10 +43,12 @@ pub enum OnClaimLost {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Limits {
-    /// How long a new connection may take to send its first request's headers (and an
-    /// HTTP/1 request its headers): slow or silent clients are closed after it.
+    /// How long a new connection may take to send its first request's headers, and a
+    /// kept-alive HTTP/1 connection its next request: slow or silent clients are closed
+    /// after it.
     pub header_timeout: Duration,
-    /// How long a connection may sit with no request in flight before it is closed.
+    /// How long an HTTP/2 (gRPC) connection may sit with no request in flight before it
+    /// is closed.
     pub idle_timeout: Duration,
     /// The deadline of a request (gRPC's `grpc-timeout` may shorten it); a long gRPC
     /// `Stream` is bounded by its `grpc-timeout` only.

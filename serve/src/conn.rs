@@ -2,10 +2,11 @@
 //! server), so that every connection, plain or TLS, HTTP or gRPC, is bounded the same way:
 //!
 //! - a TLS handshake within the header timeout, off the accept loop;
-//! - the first request within the header timeout of the connection's start; hyper's own
-//!   header-read timeout bounds each later HTTP/1 request's headers, and the wait for
-//!   them, so a kept-alive HTTP/1 connection closes after the header timeout idle;
-//! - closed after the idle timeout with no request in flight (HTTP/2, gRPC);
+//! - the first request within the header timeout of the connection's start; on HTTP/1
+//!   each next request too, within the header timeout of the last one's end (a slow
+//!   client's partial headers are no request yet), so a kept-alive HTTP/1 connection
+//!   closes after the header timeout idle, as hyper's header-read timeout would;
+//! - an HTTP/2 (gRPC) connection closed after the idle timeout with no request in flight;
 //! - HTTP/2 keep-alive pings, and a bound on concurrent streams;
 //! - at most `max_connections` open per listener: a new one closes the longest idle
 //!   connection (no request in flight: a slow or silent client), or waits in the backlog
@@ -20,7 +21,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -55,10 +56,10 @@ pub(crate) struct Conn {
     active: AtomicUsize,
     /// Requests started so far.
     served: AtomicU64,
+    /// Whether the connection speaks HTTP/2 (known from its first request).
+    h2: AtomicBool,
     /// When the last request ended (ns after `opened`).
     idle_since_ns: AtomicU64,
-    /// Wakes the idle watch when a request starts or ends.
-    changed: Notify,
     /// Closes the connection to make room for a new one.
     evict: CancellationToken,
 }
@@ -72,8 +73,8 @@ impl Conn {
             opened: Instant::now(),
             active: AtomicUsize::new(0),
             served: AtomicU64::new(0),
+            h2: AtomicBool::new(false),
             idle_since_ns: AtomicU64::new(0),
-            changed: Notify::new(),
             evict: CancellationToken::new(),
         }
     }
@@ -82,43 +83,45 @@ impl Conn {
         self.opened + Duration::from_nanos(self.idle_since_ns.load(Ordering::Relaxed))
     }
 
-    fn start(&self) {
-        self.served.fetch_add(1, Ordering::Relaxed);
-        if self.active.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.changed.notify_one();
+    fn start(&self, version: http::Version) {
+        if self.served.fetch_add(1, Ordering::Relaxed) == 0 && version == http::Version::HTTP_2 {
+            self.h2.store(true, Ordering::Relaxed);
         }
+        self.active.fetch_add(1, Ordering::SeqCst);
     }
 
     fn end(&self) {
         let ns = u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX);
         self.idle_since_ns.store(ns, Ordering::Relaxed);
-        if self.active.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.changed.notify_one();
-        }
+        self.active.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Completes when the connection has been idle too long: no first request within
-    /// `header` of its start, or no request in flight for `idle` since the last ended.
+    /// `header` of its start; on HTTP/1, the next request not in within `header` of the
+    /// last one's end (its headers included: a slow client is idle until its request is
+    /// read); on HTTP/2, no request in flight for `idle`. Requests only touch counters; one
+    /// timer per connection is checked when it fires and set again to the next moment the
+    /// connection could be idle too long.
     async fn idle(&self, header: Duration, idle: Duration) -> &'static str {
+        let sleep = tokio::time::sleep(header);
+        tokio::pin!(sleep);
         loop {
-            let changed = self.changed.notified();
+            sleep.as_mut().await;
+            let now = tokio::time::Instant::now();
             if self.active.load(Ordering::SeqCst) > 0 {
-                changed.await;
+                sleep.as_mut().reset(now + idle);
                 continue;
             }
             let (bound, why) = match self.served.load(Ordering::Relaxed) {
                 0 => (header, "header timeout"),
+                _ if !self.h2.load(Ordering::Relaxed) => (header, "header timeout"),
                 _ => (idle, "idle timeout"),
             };
             let deadline = tokio::time::Instant::from_std(self.idle_since() + bound);
-            tokio::select! {
-                _ = changed => {}
-                _ = tokio::time::sleep_until(deadline) => {
-                    if self.active.load(Ordering::SeqCst) == 0 {
-                        return why;
-                    }
-                }
+            if deadline <= now {
+                return why;
             }
+            sleep.as_mut().reset(deadline);
         }
     }
 }
@@ -161,39 +164,60 @@ impl<B: http_body::Body> http_body::Body for Tracked<B> {
     }
 }
 
-/// A listener's service on one connection: each request carries the connection and is
-/// counted in flight until its response is sent.
+/// A listener's service on one connection: each request is counted in flight until its
+/// response is sent, and, where the routes ask for it, carries the connection.
 #[derive(Clone)]
 struct ConnService<S> {
     inner: S,
     conn: Arc<Conn>,
+    attach: bool,
 }
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+pin_project_lite::pin_project! {
+    /// A request's answer, its body tracked (see [`Tracked`]).
+    struct ConnFuture<F> {
+        #[pin]
+        inner: F,
+        active: Option<Active>,
+    }
+}
+
+impl<F, B> Future for ConnFuture<F>
+where
+    F: Future<Output = Result<Response<B>, Infallible>>,
+{
+    type Output = Result<Response<Tracked<B>>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let r = std::task::ready!(this.inner.poll(cx))?;
+        let active = this.active.take().expect("polled after it was ready");
+        Poll::Ready(Ok(r.map(|inner| Tracked { inner, active })))
+    }
+}
 
 impl<S, B> tower::Service<Request<Incoming>> for ConnService<S>
 where
     S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>,
-    S::Future: Send + 'static,
-    B: 'static,
 {
     type Response = Response<Tracked<B>>;
     type Error = Infallible;
-    type Future = BoxFuture<Result<Self::Response, Infallible>>;
+    type Future = ConnFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, mut request: Request<Incoming>) -> Self::Future {
-        self.conn.start();
+        self.conn.start(request.version());
         let active = Active(Arc::clone(&self.conn));
-        request.extensions_mut().insert(Arc::clone(&self.conn));
-        let response = self.inner.call(request);
-        Box::pin(async move {
-            let r = response.await?;
-            Ok(r.map(|inner| Tracked { inner, active }))
-        })
+        if self.attach {
+            request.extensions_mut().insert(Arc::clone(&self.conn));
+        }
+        ConnFuture {
+            inner: self.inner.call(request),
+            active: Some(active),
+        }
     }
 }
 
@@ -259,14 +283,18 @@ pub(crate) struct Listener {
     pub(crate) http2_only: bool,
     /// The cap on open connections (already below the descriptor limit).
     pub(crate) max_connections: usize,
+    /// Whether each request carries its connection (the gRPC stream limit, the access
+    /// log's peer).
+    pub(crate) attach: bool,
 }
 
 /// hyper's connection settings from the limits.
 fn builder(limits: &Limits, http2_only: bool) -> auto::Builder<TokioExecutor> {
     let mut b = auto::Builder::new(TokioExecutor::new());
+    // HTTP/1's header timeout is the idle watch's (no timer per request); hyper's own
+    // would arm one for every request.
     b.http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(None)
         .keep_alive(true)
         .max_buf_size(HEAD_BUFFER);
     b.http2()
@@ -303,6 +331,7 @@ pub(crate) async fn serve<S, B>(
         tls,
         http2_only,
         max_connections,
+        attach,
     } = listener;
     let builder = Arc::new(builder(&limits, http2_only));
     let registry = Arc::new(Registry {
@@ -334,6 +363,7 @@ pub(crate) async fn serve<S, B>(
         let task = connection(
             stream,
             conn,
+            attach,
             tls.clone(),
             Arc::clone(&builder),
             service.clone(),
@@ -354,6 +384,7 @@ pub(crate) async fn serve<S, B>(
 async fn connection<S, B>(
     stream: tokio::net::TcpStream,
     conn: Arc<Conn>,
+    attach: bool,
     tls: Option<TlsAcceptor>,
     builder: Arc<auto::Builder<TokioExecutor>>,
     service: S,
@@ -371,7 +402,7 @@ async fn connection<S, B>(
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let why = match tls {
-        None => serve_io(stream, &conn, &builder, service, &limits, &shutdown).await,
+        None => serve_io(stream, &conn, attach, &builder, service, &limits, &shutdown).await,
         Some(acceptor) => {
             let handshake = tokio::time::timeout(limits.header_timeout, acceptor.accept(stream));
             let tls = tokio::select! {
@@ -380,7 +411,9 @@ async fn connection<S, B>(
                 _ = shutdown.cancelled() => return closed(name, "shutdown"),
             };
             match tls {
-                Ok(Ok(io)) => serve_io(io, &conn, &builder, service, &limits, &shutdown).await,
+                Ok(Ok(io)) => {
+                    serve_io(io, &conn, attach, &builder, service, &limits, &shutdown).await
+                }
                 Ok(Err(_)) | Err(_) => {
                     metrics::counter!("flakeid_tls_handshake_failures_total").increment(1);
                     "tls handshake failed"
@@ -398,9 +431,11 @@ fn closed(name: &'static str, why: &'static str) {
 
 /// Serves one connection's requests until it closes, idles out, is evicted, or the
 /// server shuts down (then gracefully: in-flight requests finish). Why it ended.
+#[allow(clippy::too_many_arguments)]
 async fn serve_io<I, S, B>(
     io: I,
     conn: &Arc<Conn>,
+    attach: bool,
     builder: &auto::Builder<TokioExecutor>,
     service: S,
     limits: &Limits,
@@ -420,6 +455,7 @@ where
     let service = ConnService {
         inner: service,
         conn: Arc::clone(conn),
+        attach,
     };
     let hyper_service = hyper_util::service::TowerToHyperService::new(service);
     let served = builder.serve_connection(TokioIo::new(io), hyper_service);
@@ -429,12 +465,10 @@ where
         tokio::select! {
             r = served.as_mut() => return match r {
                 Ok(()) => "closed",
-                // hyper's header-read timeout: a request's headers (or, on a kept-alive
-                // HTTP/1 connection, the next request) did not come in time.
-                Err(e) if e.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_timeout) => {
-                    "header timeout"
+                Err(e) => {
+                    tracing::debug!(target: "flakeid_serve", peer = %conn.peer, error = %e, "connection ended by an error");
+                    "error"
                 }
-                Err(_) => "error",
             },
             why = conn.idle(limits.header_timeout, limits.idle_timeout), if !draining => return why,
             _ = conn.evict.cancelled() => return "evicted",

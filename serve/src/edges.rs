@@ -1,64 +1,164 @@
-//! The HTTP routes' layers: what every request goes through, written once. Outside the
-//! router ([`outer`]): the metrics and the access log by matched route and status, the
-//! request id (`x-request-id`, kept if the client sent one), a panic caught as a JSON
-//! 500, and the request's size checked (414, 431 as JSON). On the routes: the deadline,
-//! the bearer token on `/v1/*`, and the mint routes' `HEAD` and `Cache-Control`.
+//! The HTTP service's edge ([`Edges`], around the whole router by [`app`]): what every
+//! request goes through, written once: the request id (`x-request-id`, the client's own
+//! if it sent one), the metrics and the access log by route and status, the request's
+//! size checked (414, 431), the deadline, a panic caught as a JSON 500. It wraps the
+//! router as one service, so a request clones nothing but the router's handle; layers
+//! added to the routes (`Router::layer`, `from_fn`) box every route and are cloned per
+//! request.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::{Next, from_fn_with_state};
+use axum::http::{HeaderName, HeaderValue, Method, Request};
 use axum::response::{IntoResponse, Response};
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
+use futures_util::FutureExt;
+use tower::ServiceExt;
 
-use crate::http::{Form, ROUTES, form};
+use crate::http::ROUTES;
 use crate::{Service, ServiceError};
 
-/// `router` inside the layers every request goes through, outermost first: metrics and
-/// access log, request id, panic guard, size checks.
-pub(crate) fn wrap(
-    router: axum::Router<Arc<Service>>,
-    service: &Arc<Service>,
-) -> axum::Router<Arc<Service>> {
-    let request_id = axum::http::HeaderName::from_static("x-request-id");
-    router
-        .layer(from_fn_with_state(Arc::clone(service), check_size))
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, RequestIds::new()))
-        .layer(from_fn_with_state(Arc::clone(service), observe))
+/// The HTTP routes ([`router`](crate::router)) inside the service's edge, as `flakeid
+/// serve` runs them: request ids, metrics and access log, size checks, the deadline, a
+/// panic as a JSON 500.
+pub fn app(service: Arc<Service>) -> Edges<axum::Router> {
+    Edges {
+        inner: crate::router(Arc::clone(&service)),
+        service,
+    }
 }
 
-/// Request ids: a random prefix per process and a counter, so ids are unique across
-/// restarts and cheap to make.
+/// A service inside the edge every request goes through (see [`app`]).
 #[derive(Clone)]
-struct RequestIds {
-    prefix: u32,
-    next: Arc<AtomicU64>,
+pub struct Edges<S> {
+    inner: S,
+    service: Arc<Service>,
 }
 
-impl RequestIds {
-    fn new() -> RequestIds {
-        use std::hash::BuildHasher;
-        let prefix = std::collections::hash_map::RandomState::new().hash_one(std::process::id());
-        RequestIds {
-            prefix: prefix as u32,
-            next: Arc::new(AtomicU64::new(1)),
+impl<S> std::fmt::Debug for Edges<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Edges").finish_non_exhaustive()
+    }
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+impl<S, B> tower::Service<Request<B>> for Edges<S>
+where
+    S: tower::Service<Request<B>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        // The clone that was made ready takes the request (tower's rule).
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        let service = Arc::clone(&self.service);
+        Box::pin(async move { Ok(edges(service, ready, request).await) })
+    }
+}
+
+/// One request through the edges.
+async fn edges<S, B>(s: Arc<Service>, inner: S, request: Request<B>) -> Response
+where
+    S: tower::Service<Request<B>, Response = Response, Error = Infallible>,
+{
+    let started = Instant::now();
+    // Every route is a fixed path: the route is the path, when it is one.
+    let route = ROUTES.iter().find(|r| **r == request.uri().path()).copied();
+    let access = s.access_log.then(|| {
+        (
+            request.method().clone(),
+            request.uri().path().to_owned(),
+            request
+                .extensions()
+                .get::<Arc<crate::conn::Conn>>()
+                .map(|c| c.peer),
+        )
+    });
+    let id = request
+        .headers()
+        .get(REQUEST_ID)
+        .cloned()
+        .unwrap_or_else(request_id);
+    let mut r = match refusal(&s, &request) {
+        Some(e) => e.into_response(),
+        None => {
+            let bound = s.limits().request_timeout;
+            let answer = std::panic::AssertUnwindSafe(inner.oneshot(request)).catch_unwind();
+            match tokio::time::timeout(bound, answer).await {
+                Ok(Ok(Ok(r))) => r,
+                Ok(Ok(Err(never))) => match never {},
+                Ok(Err(panic)) => panicked(panic),
+                Err(_) => ServiceError::Deadline(bound).into_response(),
+            }
         }
-    }
+    };
+    r.headers_mut().insert(REQUEST_ID, id);
+    observe(&s, route, &r, started, access);
+    r
 }
 
-impl MakeRequestId for RequestIds {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let text = format!("{:08x}-{n:x}", self.prefix);
-        HeaderValue::from_str(&text).ok().map(RequestId::new)
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// A request id: a random prefix per process and a counter, in hex (`1f3a9c0e-2b`), so
+/// that ids are unique across restarts and cheap to make.
+fn request_id() -> HeaderValue {
+    static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let prefix = *PREFIX.get_or_init(|| {
+        use std::hash::BuildHasher;
+        std::collections::hash_map::RandomState::new().hash_one(std::process::id()) as u32
+    });
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 25];
+    for (i, b) in buf[..8].iter_mut().enumerate() {
+        *b = HEX[(prefix >> (28 - 4 * i) & 0xf) as usize];
     }
+    buf[8] = b'-';
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1) as usize;
+    for i in 0..digits {
+        buf[9 + i] = HEX[(n >> (4 * (digits - 1 - i)) & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&buf[..9 + digits]).expect("hex digits and a dash")
+}
+
+/// Why the request is refused before it reaches its route: 414 past
+/// [`Limits::max_uri`](crate::Limits::max_uri) bytes of path and query, 431 past
+/// [`Limits::max_headers`](crate::Limits::max_headers) bytes of headers (hyper's own
+/// limits lie above these and answer without a body).
+fn refusal<B>(s: &Service, request: &Request<B>) -> Option<ServiceError> {
+    let limits = s.limits();
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > limits.max_uri {
+        return Some(ServiceError::UriTooLong {
+            limit: limits.max_uri,
+        });
+    }
+    let headers: usize = request
+        .headers()
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len())
+        .sum();
+    (headers > limits.max_headers).then_some(ServiceError::HeadersTooLarge {
+        limit: limits.max_headers,
+    })
 }
 
 /// A panic in a handler: a JSON 500, and an error event.
@@ -72,92 +172,29 @@ fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
     ServiceError::Internal(what).into_response()
 }
 
-/// 414 past [`Limits::max_uri`](crate::Limits::max_uri) bytes of path and query, 431
-/// past [`Limits::max_headers`](crate::Limits::max_headers) bytes of headers, as JSON
-/// (hyper's own limits lie above these and answer without a body).
-async fn check_size(State(s): State<Arc<Service>>, request: Request, next: Next) -> Response {
-    let (max_uri, max_headers) = (s.limits().max_uri, s.limits().max_headers);
-    let target = request
-        .uri()
-        .path_and_query()
-        .map_or(0, |p| p.as_str().len());
-    if target > max_uri {
-        return ServiceError::UriTooLong { limit: max_uri }.into_response();
-    }
-    let headers: usize = request
-        .headers()
-        .iter()
-        .map(|(n, v)| n.as_str().len() + v.len())
-        .sum();
-    if headers > max_headers {
-        return ServiceError::HeadersTooLarge { limit: max_headers }.into_response();
-    }
-    next.run(request).await
-}
-
-/// The route a request matched, for the metrics outside the router.
-#[derive(Clone, Copy)]
-struct Route(&'static str);
-
-/// Copies the matched route onto the response, where the metrics layer reads it.
-pub(crate) async fn remember_route(request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .and_then(|m| ROUTES.iter().find(|r| **r == m.as_str()).copied());
-    let mut r = next.run(request).await;
-    if let Some(route) = route {
-        r.extensions_mut().insert(Route(route));
-    }
-    r
-}
-
-/// A status as a label without allocating, for the ones the service answers.
-fn status_label(status: StatusCode) -> metrics::SharedString {
-    const KNOWN: [&str; 14] = [
-        "200", "400", "401", "404", "405", "408", "413", "414", "415", "429", "431", "500", "503",
-        "504",
-    ];
-    let code = status.as_str();
-    match KNOWN.iter().find(|k| **k == code) {
-        Some(k) => metrics::SharedString::const_str(k),
-        None => metrics::SharedString::from(code.to_string()),
-    }
-}
-
-/// Counts every answer by route and status (404s and 405s included, as `unmatched` when
-/// no route matched), times it, and writes the access log line when asked for.
-async fn observe(State(s): State<Arc<Service>>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let access = s.access_log.then(|| {
-        (
-            request.method().clone(),
-            request.uri().path().to_owned(),
-            request
-                .extensions()
-                .get::<Arc<crate::conn::Conn>>()
-                .map(|c| c.peer),
-        )
-    });
-    let r = next.run(request).await;
-    let route = r.extensions().get::<Route>().map_or("unmatched", |r| r.0);
-    let status = r.status();
-    metrics::counter!("flakeid_http_requests_total", "route" => route, "status" => status_label(status))
-        .increment(1);
+/// Counts an answer by route (`unmatched` when no route matched: 404s) and status, times
+/// it, and writes the access log line when asked for.
+fn observe(
+    s: &Service,
+    route: Option<&'static str>,
+    r: &Response,
+    started: Instant,
+    access: Option<(Method, String, Option<std::net::SocketAddr>)>,
+) {
     let elapsed = started.elapsed();
-    metrics::histogram!("flakeid_http_request_duration_seconds", "route" => route)
-        .record(elapsed.as_secs_f64());
+    let status = r.status();
+    s.http_metrics().record(route, status, elapsed);
     if let Some((method, path, peer)) = access {
         let id = r
             .headers()
-            .get("x-request-id")
+            .get(REQUEST_ID)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
         tracing::info!(
             target: "flakeid_serve::access",
             method = %method,
             path,
-            route,
+            route = route.unwrap_or("unmatched"),
             status = status.as_u16(),
             micros = elapsed.as_micros() as u64,
             request_id = id,
@@ -165,57 +202,24 @@ async fn observe(State(s): State<Arc<Service>>, request: Request, next: Next) ->
             "request"
         );
     }
-    r
 }
 
-/// The request's deadline ([`Limits::request_timeout`](crate::Limits::request_timeout)):
-/// past it, 503 with `Retry-After`.
-pub(crate) async fn deadline(
-    State(s): State<Arc<Service>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let bound = s.limits().request_timeout;
-    match tokio::time::timeout(bound, next.run(request)).await {
-        Ok(r) => r,
-        Err(_) => ServiceError::Deadline(bound).into_response(),
+#[cfg(test)]
+mod tests {
+    /// Request ids are the process's prefix and a counter in hex, each new.
+    #[test]
+    fn request_ids_are_hex_and_unique() {
+        let a = super::request_id();
+        let b = super::request_id();
+        let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+        let (pa, na) = a.split_once('-').unwrap();
+        let (pb, nb) = b.split_once('-').unwrap();
+        assert_eq!(pa, pb);
+        assert_eq!(pa.len(), 8);
+        let (na, nb) = (
+            u64::from_str_radix(na, 16).unwrap(),
+            u64::from_str_radix(nb, 16).unwrap(),
+        );
+        assert!(nb > na, "{a} {b}");
     }
-}
-
-/// 401 unless the request carries a bearer token the service accepts (when it has any).
-pub(crate) async fn require_token(
-    State(s): State<Arc<Service>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
-    if s.admits(header) {
-        next.run(request).await
-    } else {
-        ServiceError::Unauthorized.into_response()
-    }
-}
-
-/// The mint routes' edges: a `HEAD` gets the headers a `GET` would, and mints nothing;
-/// every answer says `Cache-Control: no-store` (an ID served twice from a cache is a
-/// duplicate).
-pub(crate) async fn mint_edges(request: Request, next: Next) -> Response {
-    let mut r = if request.method() == Method::HEAD {
-        let form = match request.uri().path() {
-            "/v1/ids" => form(request.headers()),
-            _ => Form::Json,
-        };
-        Response::builder()
-            .header(header::CONTENT_TYPE, form.content_type())
-            .body(axum::body::Body::empty())
-            .expect("a valid response")
-    } else {
-        next.run(request).await
-    };
-    r.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r
 }

@@ -64,13 +64,18 @@ pub fn require_token(
 }
 
 /// `count` IDs from shard `shard` of `minter`, as the wire carries them.
-async fn mint(minter: &crate::Minter, shard: usize, count: usize) -> Result<Vec<u64>, Status> {
+async fn mint(
+    service: &Service,
+    minter: &crate::Minter,
+    shard: usize,
+    count: usize,
+) -> Result<Vec<u64>, Status> {
     let mut ids = vec![Id::default(); count];
     minter
         .fill(shard, &mut ids)
         .await
         .map_err(|e| Status::from(ServiceError::from(e)))?;
-    metrics::counter!("flakeid_ids_minted_total").increment(count as u64);
+    service.count_minted(count as u64);
     Ok(ids.into_iter().map(Id::get).collect())
 }
 
@@ -89,10 +94,10 @@ impl IdService for IdGrpc {
         let minter = self.service.minter()?;
         let ids = if count == 1 {
             let id = minter.next_id().await.map_err(ServiceError::from)?;
-            metrics::counter!("flakeid_ids_minted_total").increment(1);
+            self.service.count_minted(1);
             vec![id.get()]
         } else {
-            mint(&minter, minter.home(), count).await?
+            mint(&self.service, &minter, minter.home(), count).await?
         };
         Ok(Response::new(NextResponse { ids }))
     }
@@ -138,13 +143,14 @@ impl IdService for IdGrpc {
         let shard = minter.home();
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let ended = self.service.ended.clone();
+        let service = Arc::clone(&self.service);
         self.service.tasks.spawn(async move {
             let _permit = permit;
             let mut left = count;
             while left > 0 {
                 let n = left.min(batch);
                 let minted = tokio::select! {
-                    m = mint(&minter, shard, n as usize) => m,
+                    m = mint(&service, &minter, shard, n as usize) => m,
                     _ = ended.cancelled() => Err(ServiceError::NotServing(
                         "the server stopped: open the stream again on another server".into(),
                     ).into()),

@@ -288,11 +288,12 @@ where
                 None => response.await,
             }?;
             // A trailers-only answer (an error before any message) has its status in
-            // the headers.
-            if let Some(code) = status_of(response.headers()) {
-                call.code = Some(code);
-            }
-            let deadline = bound.map(|d| tokio::time::sleep_until((started + d).into()));
+            // the headers, and nothing more to bound.
+            let trailers_only = status_of(response.headers());
+            call.code = call.code.or(trailers_only);
+            let deadline = bound
+                .filter(|_| trailers_only.is_none())
+                .map(|d| tokio::time::sleep_until((started + d).into()));
             Ok(response.map(|inner| Observed {
                 inner,
                 deadline,

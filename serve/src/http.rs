@@ -7,15 +7,14 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::middleware::{from_fn, from_fn_with_state};
-use axum::response::Response;
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use flakeid::{Encoding, Id};
 use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 
-use crate::edges;
 use crate::{MAX_BATCH, Minter, Readiness, Service, ServiceError};
 
 pub(crate) const JSON: &str = "application/json";
@@ -31,23 +30,21 @@ pub(crate) const ROUTES: [&str; 7] = [
     "/metrics",
 ];
 
-/// The routes of the service over `service` (see the crate docs for the table), with
-/// its layers: the token on `/v1/*`, `HEAD` and `Cache-Control` on the mint routes, the
-/// bound on concurrent batch and decode requests, the decode body limit, the request
-/// deadline, and outside them the metrics, request ids, size checks and panic guard.
+/// The routes of the service over `service` (see the crate docs for the table): the
+/// token on `/v1/*`, `HEAD` (nothing minted) and `Cache-Control: no-store` on the mint
+/// routes, the decode body limit, the bound on concurrent batch and decode requests, and
+/// JSON for every error, 404 and 405 included. [`app`](crate::app) puts it inside the
+/// layers `flakeid serve` runs it with (request ids, metrics, size checks, the deadline).
 pub fn router(service: Arc<Service>) -> Router {
     let limits = service.limits().clone();
     // Batch and decode requests share one bound, so that they cannot take every worker.
     let bulk = tower::limit::GlobalConcurrencyLimitLayer::new(limits.max_bulk.max(1));
-    let minting = Router::new()
+    let routes = Router::new()
         .route("/v1/id", get(one_id))
         .route(
             "/v1/ids",
             get(many_ids).layer::<_, std::convert::Infallible>(bulk.clone()),
         )
-        .route_layer(from_fn(edges::mint_edges));
-    let guarded = Router::new()
-        .merge(minting)
         .route(
             "/v1/decode",
             post(decode)
@@ -55,20 +52,52 @@ pub fn router(service: Arc<Service>) -> Router {
                 .layer(DefaultBodyLimit::max(limits.decode_body_limit())),
         )
         .route("/v1/layout", get(layout))
-        .route_layer(from_fn_with_state(
-            Arc::clone(&service),
-            edges::require_token,
-        ));
-    let routes = Router::new()
-        .merge(guarded)
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .route_layer(from_fn_with_state(Arc::clone(&service), edges::deadline))
-        .route_layer(from_fn(edges::remember_route))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed);
-    edges::wrap(routes, &service).with_state(service)
+    routes.with_state(service)
+}
+
+/// A request that carries a bearer token the service accepts (when it has any): the mint,
+/// decode and layout routes take it first, so a refused request is read no further.
+struct Authorized;
+
+impl FromRequestParts<Arc<Service>> for Authorized {
+    type Rejection = ServiceError;
+
+    async fn from_request_parts(parts: &mut Parts, s: &Arc<Service>) -> Result<Self, ServiceError> {
+        let value = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes);
+        if s.admits(value) {
+            Ok(Authorized)
+        } else {
+            Err(ServiceError::Unauthorized)
+        }
+    }
+}
+
+/// A mint route's answer: never cached (an ID served twice from a cache is a duplicate).
+struct NoStore(Result<Response, ServiceError>);
+
+impl IntoResponse for NoStore {
+    fn into_response(self) -> Response {
+        let mut r = self.0.into_response();
+        r.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        r
+    }
+}
+
+/// The answer to a `HEAD` on a mint route: the headers a `GET` would have, no ID minted.
+fn head(form: Form) -> Result<Response, ServiceError> {
+    Ok(Response::builder()
+        .header(header::CONTENT_TYPE, form.content_type())
+        .body(axum::body::Body::empty())
+        .expect("a valid response"))
 }
 
 fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
@@ -79,7 +108,14 @@ fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
         .expect("a valid response")
 }
 
-async fn one_id(State(s): State<Arc<Service>>) -> Result<Response, ServiceError> {
+async fn one_id(_: Authorized, method: Method, State(s): State<Arc<Service>>) -> NoStore {
+    if method == Method::HEAD {
+        return NoStore(head(Form::Json));
+    }
+    NoStore(mint_one(&s).await)
+}
+
+async fn mint_one(s: &Service) -> Result<Response, ServiceError> {
     // The fast path takes no reference count on the minter.
     let id = match s.with_minter(Minter::try_next_id)? {
         Ok(id) => id,
@@ -90,7 +126,7 @@ async fn one_id(State(s): State<Arc<Service>>) -> Result<Response, ServiceError>
         ) => s.minter()?.next_id().await?,
         Err(e) => return Err(e.into()),
     };
-    metrics::counter!("flakeid_ids_minted_total").increment(1);
+    s.count_minted(1);
     let mut buf = [0u8; Encoding::MAX_LEN];
     let text = id_text(id, &mut buf);
     let mut body = Vec::with_capacity(text.len() + 10);
@@ -163,9 +199,23 @@ fn parse_count(q: &Count) -> Result<usize, ServiceError> {
 }
 
 async fn many_ids(
+    _: Authorized,
+    method: Method,
     State(s): State<Arc<Service>>,
     query: Result<Query<Count>, QueryRejection>,
     headers: HeaderMap,
+) -> NoStore {
+    let form = form(&headers);
+    if method == Method::HEAD {
+        return NoStore(head(form));
+    }
+    NoStore(mint_many(&s, query, form).await)
+}
+
+async fn mint_many(
+    s: &Service,
+    query: Result<Query<Count>, QueryRejection>,
+    form: Form,
 ) -> Result<Response, ServiceError> {
     let Query(q) = query.map_err(|e| {
         ServiceError::BadRequest(format!(
@@ -177,8 +227,7 @@ async fn many_ids(
     let minter = s.minter()?;
     let mut ids = vec![Id::default(); n];
     minter.fill(minter.home(), &mut ids).await?;
-    metrics::counter!("flakeid_ids_minted_total").increment(n as u64);
-    let form = form(&headers);
+    s.count_minted(n as u64);
     let body = batch_body(&ids, form).await;
     Ok(Response::builder()
         .header(header::CONTENT_TYPE, form.content_type())
@@ -338,6 +387,7 @@ fn decode_input(body: &[u8], max: usize) -> Result<Vec<u64>, ServiceError> {
 }
 
 async fn decode(
+    _: Authorized,
     State(s): State<Arc<Service>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -368,11 +418,7 @@ async fn decode(
 /// The rows of `ids` as `flakeid decode --json` writes them: NDJSON, or joined into a
 /// JSON array, written a chunk at a time with the thread yielded between chunks. An ID
 /// that does not fit the layout is an error naming it.
-pub(crate) async fn decode_rows(
-    s: &Service,
-    ids: &[u64],
-    ndjson: bool,
-) -> Result<Vec<u8>, ServiceError> {
+async fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<u8>, ServiceError> {
     const CHUNK: usize = 4096;
     let rows = s.decode(ids)?;
     let n = rows.len();
@@ -406,7 +452,7 @@ pub(crate) async fn decode_rows(
     Ok(out)
 }
 
-async fn layout(State(s): State<Arc<Service>>) -> Response {
+async fn layout(_: Authorized, State(s): State<Arc<Service>>) -> Response {
     let nodes: Vec<serde_json::Value> = s
         .minter()
         .map(|m| m.nodes())

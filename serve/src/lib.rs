@@ -6,7 +6,8 @@
 //! whose shards' node ids are given or claimed from a store and fenced.
 //!
 //! `flakeid serve` runs it ([`run`]); embed it in your own server with [`Service`],
-//! [`router`] and [`grpc::IdGrpc`].
+//! [`router`] (or [`app`], the router inside the edge `flakeid serve` adds) and
+//! [`grpc::IdGrpc`].
 //!
 //! | route | what it answers |
 //! |---|---|
@@ -23,18 +24,19 @@
 //! 503 with `Retry-After` when no ID can be minted now (claiming, at a fence, a claim
 //! lost, a clock behind). Never an ID outside a reservation the store accepted.
 //!
-//! The shape: state in one [`Service`]; routers built from it; cross-cutting behaviour
-//! in layers (metrics by matched route and by gRPC method and code, request ids, the
-//! request deadline, panics caught, the token); connections served by hand so that each
-//! has its header and idle timeouts, a place under the connection cap, HTTP/2 keep-alive
-//! pings and `TCP_NODELAY`; shutdown by one cancellation token that every task watches.
+//! The shape: state in one [`Service`]; routers built from it, the token an extractor;
+//! cross-cutting behaviour in one edge around each listener's routes (metrics by route
+//! and by gRPC method and code, request ids, size checks, the request deadline, panics
+//! caught); connections served by hand so that each has its header and idle timeouts, a
+//! place under the connection cap, HTTP/2 keep-alive pings and `TCP_NODELAY`; shutdown by
+//! one cancellation token that every task watches.
 
 #![warn(missing_docs)]
 
 mod accept;
 mod config;
 mod conn;
-mod edges;
+pub mod edges;
 mod error;
 mod files;
 pub mod grpc;
@@ -48,6 +50,7 @@ pub mod tls;
 mod token;
 
 pub use config::{Config, Limits, NodeSource, OnClaimLost, Outcome, StartError, default_shards};
+pub use edges::{Edges, app};
 pub use error::ServiceError;
 pub use http::router;
 pub use metrics::{SERIES, raise_descriptor_limit};
@@ -90,6 +93,8 @@ pub struct Service {
     pub(crate) tasks: tokio_util::task::TaskTracker,
     /// Cancelled when the drain bound has passed: streams still open end.
     pub(crate) ended: tokio_util::sync::CancellationToken,
+    http_metrics: std::sync::OnceLock<metrics::HttpMetrics>,
+    minted: std::sync::OnceLock<::metrics::Counter>,
 }
 
 impl std::fmt::Debug for Service {
@@ -170,6 +175,8 @@ impl ServiceBuilder {
             draining: AtomicBool::new(false),
             tasks: tokio_util::task::TaskTracker::new(),
             ended: tokio_util::sync::CancellationToken::new(),
+            http_metrics: std::sync::OnceLock::new(),
+            minted: std::sync::OnceLock::new(),
         })
     }
 }
@@ -224,6 +231,18 @@ impl Service {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Counts `n` IDs handed out (`flakeid_ids_minted_total`, its handle made once).
+    pub(crate) fn count_minted(&self, n: u64) {
+        self.minted
+            .get_or_init(|| ::metrics::counter!("flakeid_ids_minted_total"))
+            .increment(n);
+    }
+
+    /// The HTTP series' handles.
+    pub(crate) fn http_metrics(&self) -> &metrics::HttpMetrics {
+        self.http_metrics.get_or_init(metrics::HttpMetrics::new)
     }
 
     /// What readiness and 503s say while there is no minter.

@@ -324,3 +324,77 @@ pub(crate) fn connection_cap(asked: usize, listeners: usize) -> usize {
         None => asked,
     }
 }
+
+/// The HTTP request series' handles, each made the first time it counts (so after the
+/// process installed its recorder, and only for the statuses a route answered): per
+/// route (and `unmatched`), a counter for each status the service answers, and a latency
+/// histogram. Counting a request then takes no lookup in the recorder's registry.
+pub(crate) struct HttpMetrics {
+    requests: Vec<[OnceLock<metrics::Counter>; STATUSES.len()]>,
+    latency: Vec<metrics::Histogram>,
+}
+
+/// The statuses the service answers.
+const STATUSES: [(u16, &str); 14] = [
+    (200, "200"),
+    (400, "400"),
+    (401, "401"),
+    (404, "404"),
+    (405, "405"),
+    (408, "408"),
+    (413, "413"),
+    (414, "414"),
+    (415, "415"),
+    (429, "429"),
+    (431, "431"),
+    (500, "500"),
+    (503, "503"),
+    (504, "504"),
+];
+
+/// The route labels: the routes, then `unmatched`.
+fn route_labels() -> impl Iterator<Item = &'static str> {
+    crate::http::ROUTES.into_iter().chain(["unmatched"])
+}
+
+impl HttpMetrics {
+    pub(crate) fn new() -> HttpMetrics {
+        HttpMetrics {
+            requests: route_labels()
+                .map(|_| std::array::from_fn(|_| OnceLock::new()))
+                .collect(),
+            latency: route_labels()
+                .map(|route| {
+                    metrics::histogram!("flakeid_http_request_duration_seconds", "route" => route)
+                })
+                .collect(),
+        }
+    }
+
+    /// Counts and times one answer.
+    pub(crate) fn record(
+        &self,
+        route: Option<&'static str>,
+        status: http::StatusCode,
+        elapsed: std::time::Duration,
+    ) {
+        let r = route
+            .and_then(|route| crate::http::ROUTES.iter().position(|x| *x == route))
+            .unwrap_or(crate::http::ROUTES.len());
+        let label = route.unwrap_or("unmatched");
+        match STATUSES.iter().position(|(code, _)| *code == status.as_u16()) {
+            Some(i) => self.requests[r][i]
+                .get_or_init(|| {
+                    metrics::counter!("flakeid_http_requests_total", "route" => label, "status" => STATUSES[i].1)
+                })
+                .increment(1),
+            None => metrics::counter!(
+                "flakeid_http_requests_total",
+                "route" => label,
+                "status" => status.as_str().to_string()
+            )
+            .increment(1),
+        }
+        self.latency[r].record(elapsed.as_secs_f64());
+    }
+}

@@ -157,8 +157,9 @@ pub async fn run(
             tls: acceptor(&[b"h2", b"http/1.1"]),
             http2_only: false,
             max_connections: cap,
+            attach: access_log,
         },
-        crate::router(Arc::clone(&service)),
+        crate::app(Arc::clone(&service)),
         limits.clone(),
         shutdown.clone(),
         tasks.clone(),
@@ -172,6 +173,7 @@ pub async fn run(
                 tls: acceptor(&[b"h2"]),
                 http2_only: true,
                 max_connections: cap,
+                attach: true,
             },
             routes,
             limits.clone(),
@@ -229,11 +231,11 @@ pub async fn run(
     // The last reference to the shards goes here (or with a request still in flight):
     // dropping them releases every claim, cut to what was minted.
     let held = service.uninstall("stopped");
-    let released = held.is_some_and(|m| Arc::strong_count(&m) == 1);
+    let shards_released = held.is_none_or(|m| Arc::strong_count(&m) == 1);
     tracing::info!(
         target: "flakeid_serve",
         in_flight_finished = finished,
-        claims_released = released,
+        shards_released,
         "drained; stopped"
     );
     outcome

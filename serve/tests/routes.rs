@@ -1,5 +1,6 @@
 //! The service's routes in process (no binary, no socket): the router of a `Service` over a
-//! plain sharded generator, called as a tower service. The same routes through the built
+//! plain sharded generator inside its edge (`flakeid_serve::app`), called as a tower
+//! service. The same routes through the built
 //! binary and real clients are in `cli/tests/serve.rs`. The runtime is multi-threaded, as
 //! the server's is.
 
@@ -35,7 +36,7 @@ async fn call(
     service: &Arc<Service>,
     request: Request<Body>,
 ) -> (StatusCode, axum::http::HeaderMap, String) {
-    let response = flakeid_serve::router(Arc::clone(service))
+    let response = flakeid_serve::app(Arc::clone(service))
         .oneshot(request)
         .await
         .unwrap();
@@ -128,6 +129,12 @@ async fn the_token_guards_the_routes() {
     }
     // The probes stay open.
     assert_eq!(call(&s, get("/readyz")).await.0, StatusCode::OK);
+    // The router alone, as an embedding server mounts it, keeps the token too.
+    let bare = flakeid_serve::router(Arc::clone(&s))
+        .oneshot(get("/v1/ids?count=1"))
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), StatusCode::UNAUTHORIZED);
 }
 
 /// Every error the service answers is `{"error": ...}` with its status: 400 for a bad

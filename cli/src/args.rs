@@ -335,11 +335,12 @@ pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
 pub(crate) struct DecodeArgs {
     #[command(flatten)]
     pub(crate) layout: LayoutArg,
-    /// What to write: an aligned table, one JSON object per line, or CSV with a header
-    /// (id,time,unix_ms,ticks,sequence,node, then datacenter,worker or machine), which
-    /// spreadsheets, duckdb and polars read directly.
-    #[arg(long, value_enum, default_value = "table")]
-    pub(crate) format: DecodeFormat,
+    /// What to write: an aligned table (the default), one JSON object per line, or CSV
+    /// with a header (id,time,unix_ms,ticks,sequence,node, then the node's parts:
+    /// datacenter,worker; Discord's worker,process; or machine), which spreadsheets, duckdb
+    /// and polars read directly. With --column: what the input is (CSV or NDJSON).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<DecodeFormat>,
     /// The same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub(crate) json: bool,
@@ -352,9 +353,17 @@ pub(crate) struct DecodeArgs {
     /// base32 input.
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) encoding: InputEncoding,
+    /// Decode one column of a table on standard input, CSV or NDJSON (told by its first
+    /// character), and write each row whole with the decoded fields beside it: by the
+    /// column's name (the first CSV line is then the header), or its number from 1 (a
+    /// first line whose field there is no ID is taken as the header). Signed IDs (a
+    /// database's BIGINT) are read as the same 64 bits.
+    #[arg(long, value_name = "NAME|N", conflicts_with = "ids")]
+    pub(crate) column: Option<String>,
     /// IDs; with none, read one per line from standard input. A line may also be a JSON
     /// string ("123") or a JSON object with an "id" field (what `gen --format json` and
-    /// `decode --json` write). Blank lines and empty arguments are skipped.
+    /// `decode --json` write). Blank lines and empty arguments are skipped. A negative
+    /// decimal is read as the 64 bits of a signed column.
     pub(crate) ids: Vec<String>,
 }
 

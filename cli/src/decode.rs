@@ -11,6 +11,7 @@ use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
 use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
 use flakeid_text::rows::{ROW_MAX, Row, RowFormat, RowWriter};
 mod line;
+mod table;
 use line::*;
 
 /// How much of standard input is read at a time.
@@ -44,9 +45,9 @@ struct DecodeStream<'a, W: Write> {
 }
 
 /// Why a line is not an ID, and a hint at what to do.
-struct BadLine {
-    error: String,
-    hint: &'static str,
+pub(crate) struct BadLine {
+    pub(crate) error: String,
+    pub(crate) hint: &'static str,
 }
 
 impl<E: Into<Error>> From<E> for BadLine {
@@ -148,33 +149,7 @@ impl<W: Write> DecodeStream<'_, W> {
     }
 
     fn parse(&self, line: &str) -> Result<u64, BadLine> {
-        let layout = self.decoder.layout();
-        let text = id_text(line)?;
-        let parsed = match self.encoding {
-            InputEncoding::Auto => Encoding::parse_any(&text).map_err(|e| {
-                let hint = match e {
-                    ParseError::UnknownEncoding { .. } => encoding_hint(&text),
-                    _ => "",
-                };
-                BadLine {
-                    error: e.to_string(),
-                    hint,
-                }
-            })?,
-            InputEncoding::Decimal => Encoding::Decimal.parse(&text)?,
-            InputEncoding::Hex => Encoding::Hex.parse(&text)?,
-            InputEncoding::Base32 => Encoding::Base32.parse(&text)?,
-        };
-        layout.decompose(parsed).map_err(|e| BadLine {
-            error: e.to_string(),
-            hint: if parsed > i64::MAX as u64 && layout.is_i64_safe() {
-                "; IDs of 2^63 or more come from 64-bit layouts such as discord, instagram or \
-                 mastodon: give --layout NAME (flakeid layout --list)"
-            } else {
-                ""
-            },
-        })?;
-        Ok(parsed)
+        parse_id(self.decoder.layout(), self.encoding, &id_text(line)?)
     }
 
     fn flush_batch(&mut self) -> CliResult {
@@ -221,6 +196,50 @@ impl<W: Write> DecodeStream<'_, W> {
         self.ids.clear();
         Ok(())
     }
+}
+
+/// An ID of `layout` from its text: decimal, `0x` hex or base32 (as `encoding` says or
+/// `auto` guesses), or a negative decimal, read as the 64 bits of a signed column (a
+/// database's BIGINT).
+pub(crate) fn parse_id(
+    layout: &Layout,
+    encoding: InputEncoding,
+    text: &str,
+) -> Result<u64, BadLine> {
+    let signed = text
+        .strip_prefix('-')
+        .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    let parsed = match signed {
+        Some(_) => text.parse::<i64>().map(|v| v as u64).map_err(|_| BadLine {
+            error: "a negative number below -2^63: no 64-bit value".into(),
+            hint: "",
+        })?,
+        None => match encoding {
+            InputEncoding::Auto => Encoding::parse_any(text).map_err(|e| {
+                let hint = match e {
+                    ParseError::UnknownEncoding { .. } => encoding_hint(text),
+                    _ => "",
+                };
+                BadLine {
+                    error: e.to_string(),
+                    hint,
+                }
+            })?,
+            InputEncoding::Decimal => Encoding::Decimal.parse(text)?,
+            InputEncoding::Hex => Encoding::Hex.parse(text)?,
+            InputEncoding::Base32 => Encoding::Base32.parse(text)?,
+        },
+    };
+    layout.decompose(parsed).map_err(|e| BadLine {
+        error: e.to_string(),
+        hint: if parsed > i64::MAX as u64 && layout.is_i64_safe() {
+            "; IDs of 2^63 or more come from 64-bit layouts such as discord, instagram or \
+                 mastodon: give --layout NAME (flakeid layout --list)"
+        } else {
+            ""
+        },
+    })?;
+    Ok(parsed)
 }
 
 /// At most [`ECHO_CHARS`] characters of a bad line, quoted and escaped, with the length
@@ -284,10 +303,16 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let format = match (a.json, a.format) {
-        (true, _) | (false, DecodeFormat::Json) => RowFormat::Json,
-        (false, DecodeFormat::Table) => RowFormat::Table,
-        (false, DecodeFormat::Csv) => RowFormat::Csv,
+        (true, _) | (false, Some(DecodeFormat::Json)) => Some(RowFormat::Json),
+        (false, Some(DecodeFormat::Table)) => Some(RowFormat::Table),
+        (false, Some(DecodeFormat::Csv)) => Some(RowFormat::Csv),
+        (false, None) => None,
     };
+    if let Some(column) = &a.column {
+        let decoder = Decoder::with_backend(&layout, backend(a.backend)?);
+        return table::run(column, decoder, a.encoding, format, &mut out);
+    }
+    let format = format.unwrap_or(RowFormat::Table);
     let mut stream = DecodeStream {
         decoder: Decoder::with_backend(&layout, backend(a.backend)?),
         encoding: a.encoding,

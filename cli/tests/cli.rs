@@ -296,7 +296,7 @@ fn ids_past_2_63_through_the_cli() {
     let back = ok(&["decode", "--json", "--layout", "discord", composed.trim()]);
     assert_eq!(json_value(&back, "time"), "2090-01-01T00:00:00.000Z");
     assert_eq!(
-        (json_value(&back, "datacenter"), json_value(&back, "worker")),
+        (json_value(&back, "worker"), json_value(&back, "process")),
         ("3", "4")
     );
     let err = fails(&["decode", "9223372036854775808"], None, "--layout NAME");
@@ -1021,4 +1021,96 @@ fn a_claim_directory_others_may_write_to_is_refused() {
     );
     assert!(!String::from_utf8_lossy(&out.stderr).contains("warning:"));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `decode --column`: a CSV table's column decoded by its header name, every other column
+/// passed through as it came (quoted commas included), the decoded fields after; a row
+/// whose ID does not read is written with its fields empty and reported (exit 1); a
+/// numbered column of a table without a header; NDJSON in and out with Discord's own
+/// field names; a decoded name the table already has is prefixed with the column's.
+#[test]
+fn decode_column_passes_the_table_through() {
+    let csv = "user,id,note\nann,2116500430648709162,\"hello, world\"\nbob,-1,x\n";
+    let out = flakeid(&["decode", "--column", "id"], Some(csv));
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "user,id,note,time,unix_ms,ticks,sequence,node,datacenter,worker",
+            "ann,2116500430648709162,\"hello, world\",2026-10-31T12:00:00.000Z,1793448000000,504613025343,42,113,3,17",
+            "bob,-1,x,,,,,,,",
+        ]
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("record 3") && err.contains("--layout"),
+        "{err}"
+    );
+
+    let bare = ok_with(
+        &["decode", "--column", "2", "--format", "json"],
+        "a,2116500430648709162\nb,2116500430648709163\n",
+    );
+    let rows: Vec<serde_json::Value> = bare
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 2, "no header: every line is a row");
+    assert_eq!(
+        (rows[1]["column1"].as_str(), rows[1]["sequence"].as_u64()),
+        (Some("b"), Some(43))
+    );
+
+    // Discord's IDs past 2^63 as a signed column gives them, NDJSON in and out.
+    let signed = (1_062_072_467_262_816_346u64 | 1 << 63) as i64;
+    let ndjson = format!("{{\"id\":\"{signed}\",\"who\":\"x\"}}\n{{\"id\":175928847299117063}}\n");
+    let out = ok_with(
+        &["decode", "--column", "id", "--layout", "discord"],
+        &ndjson,
+    );
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows[0]["who"], "x");
+    assert!(
+        rows[0]["worker"].is_u64()
+            && rows[0]["process"].is_u64()
+            && rows[0].get("datacenter").is_none()
+    );
+    assert_eq!(rows[1]["time"], "2016-04-30T11:18:25.796Z");
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.find("\"who\"").unwrap() < first.find("\"time\"").unwrap(),
+        "the input's keys keep their order, the decoded ones after: {first}"
+    );
+
+    let clash = ok_with(
+        &["decode", "--column", "id"],
+        "time,id\n1,2116500430648709162\n",
+    );
+    assert!(clash.starts_with("time,id,id_time,id_unix_ms,"), "{clash}");
+    fails(
+        &["decode", "--column", "zz"],
+        Some("a,b\n1,2\n"),
+        "has no column \"zz\": it has \"a\", \"b\"",
+    );
+    fails(
+        &["decode", "--column", "id", "--format", "table"],
+        Some("id\n1\n"),
+        "CSV or JSON",
+    );
+}
+
+/// A negative decimal is the 64 bits of a signed column (a database's BIGINT): it decodes
+/// as the same ID in line mode too.
+#[test]
+fn decode_reads_a_signed_id_as_its_bits() {
+    let id = 10_000_000_000_000_000_000u64;
+    let signed = (id as i64).to_string();
+    let a = ok(&["decode", "--json", "--layout", "discord", &id.to_string()]);
+    let b = ok(&["decode", "--json", "--layout", "discord", "--", &signed]);
+    assert_eq!(a, b);
 }

@@ -37,14 +37,23 @@ pub struct NodeFields {
     pub datacenter_worker: bool,
     /// `machine`: the layout puts the node last, as Sonyflake names it.
     pub machine: bool,
+    /// The names of the node's two parts, when `datacenter_worker`: Discord's own
+    /// (`worker`, `process`) for its layout, Twitter's (`datacenter`, `worker`) otherwise.
+    pub split_names: (&'static str, &'static str),
 }
 
 impl NodeFields {
     /// The node fields of `layout`'s IDs.
     pub fn of(layout: &Layout) -> NodeFields {
+        let discord = layout::preset_of(layout).is_some_and(|p| p.name == "discord");
         NodeFields {
             datacenter_worker: layout.datacenter_bits() > 0,
             machine: layout.order() == Order::TimeSequenceNode,
+            split_names: if discord {
+                ("worker", "process")
+            } else {
+                ("datacenter", "worker")
+            },
         }
     }
 }

@@ -188,6 +188,8 @@ pub struct RowWriter {
     format: RowFormat,
     layout: Layout,
     datacenter: bool,
+    /// The node's parts are Discord's `worker` and `process` (else `datacenter`, `worker`).
+    discord: bool,
     machine: bool,
     time: SecondCache,
     /// The text between the ID and the sequence, which only the tick decides (ticks,
@@ -206,6 +208,7 @@ impl RowWriter {
             format,
             layout: *layout,
             datacenter: fields.datacenter_worker,
+            discord: fields.split_names.0 == "worker",
             machine: fields.machine,
             time: SecondCache::new(),
             tick_text: Box::new([0; ROW_MAX]),
@@ -223,14 +226,20 @@ impl RowWriter {
                     b"id                   time                               ticks sequence     node",
                 );
                 if self.datacenter {
-                    out.extend_from_slice(b" datacenter worker");
+                    out.extend_from_slice(match self.discord {
+                        true => b"     worker process",
+                        false => b" datacenter worker",
+                    });
                 }
                 out.push(b'\n');
             }
             RowFormat::Csv => {
                 out.extend_from_slice(b"id,time,unix_ms,ticks,sequence,node");
                 if self.datacenter {
-                    out.extend_from_slice(b",datacenter,worker");
+                    out.extend_from_slice(match self.discord {
+                        true => b",worker,process",
+                        false => b",datacenter,worker",
+                    });
                 }
                 if self.machine {
                     out.extend_from_slice(b",machine");
@@ -313,9 +322,15 @@ impl RowWriter {
                 l.u64(r.node);
                 if self.datacenter {
                     let (dc, worker) = self.layout.split_node(r.node);
-                    l.bytes(b",\"datacenter\":");
-                    l.u64(dc);
-                    l.bytes(b",\"worker\":");
+                    if self.discord {
+                        l.bytes(b",\"worker\":");
+                        l.u64(dc);
+                        l.bytes(b",\"process\":");
+                    } else {
+                        l.bytes(b",\"datacenter\":");
+                        l.u64(dc);
+                        l.bytes(b",\"worker\":");
+                    }
                     l.u64(worker);
                 }
                 if self.machine {
@@ -354,7 +369,7 @@ impl RowWriter {
                     l.byte(b' ');
                     l.right(dc, 10);
                     l.byte(b' ');
-                    l.right(worker, 6);
+                    l.right(worker, if self.discord { 7 } else { 6 });
                 }
                 l.byte(b'\n');
             }
@@ -398,6 +413,7 @@ mod tests {
         let (dc, worker) = layout.split_node(r.node);
         let dcw = layout.datacenter_bits() > 0;
         let machine = layout.order() == Order::TimeSequenceNode;
+        let (a, b) = crate::NodeFields::of(layout).split_names;
         match format {
             RowFormat::Json => {
                 let mut s = format!(
@@ -405,7 +421,7 @@ mod tests {
                     r.id, r.ticks, r.unix_ms, r.sequence, r.node
                 );
                 if dcw {
-                    s += &format!(",\"datacenter\":{dc},\"worker\":{worker}");
+                    s += &format!(",\"{a}\":{dc},\"{b}\":{worker}");
                 }
                 if machine {
                     s += &format!(",\"machine\":{}", r.node);
@@ -431,7 +447,7 @@ mod tests {
                     r.id, time, r.ticks, r.sequence, r.node
                 );
                 if dcw {
-                    s += &format!(" {dc:>10} {worker:>6}");
+                    s += &format!(" {dc:>10} {worker:>w$}", w = b.len().max(6));
                 }
                 s + "\n"
             }

@@ -1,0 +1,144 @@
+//! IDs in from Python, as one `&[u64]` the decoder reads with the GIL released: a numpy
+//! array of `uint64` or `int64` (read in place; a signed ID is the same 64 bits, as
+//! databases store them), an Arrow array or chunked array (pyarrow, polars: read through
+//! the Arrow C data interface), or any iterable of ints (copied; a negative int is read as
+//! its 64-bit two's complement).
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, UInt64Type};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+use numpy::{PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use crate::errors::layout_error;
+
+/// IDs as the decoder reads them.
+pub(crate) enum Ids<'py> {
+    /// A contiguous numpy `uint64` array, read in place.
+    Unsigned(PyReadonlyArray1<'py, u64>),
+    /// A contiguous numpy `int64` array, read in place as the same bits.
+    Signed(PyReadonlyArray1<'py, i64>),
+    /// Copied: from a list, a strided array, another integer type, Arrow chunks.
+    Owned(Vec<u64>),
+    /// One Arrow `uint64` or `int64` array without nulls, read in place.
+    Arrow(ArrayRef),
+}
+
+impl Ids<'_> {
+    /// The IDs.
+    pub(crate) fn as_slice(&self) -> &[u64] {
+        match self {
+            Ids::Unsigned(a) => a.as_slice().expect("contiguous: checked when read"),
+            Ids::Signed(a) => {
+                bytemuck::cast_slice(a.as_slice().expect("contiguous: checked when read"))
+            }
+            Ids::Owned(v) => v,
+            Ids::Arrow(a) => match a.data_type() {
+                DataType::UInt64 => a.as_primitive::<UInt64Type>().values(),
+                _ => bytemuck::cast_slice(a.as_primitive::<Int64Type>().values()),
+            },
+        }
+    }
+}
+
+/// What the ids may be, said when they are none of it.
+const EXPECTED: &str = "give the IDs as a numpy array of uint64 or int64, an Arrow array of uint64 or int64 (pyarrow, polars), or a list of ints";
+
+/// The IDs of `obj`.
+pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
+    let py = obj.py();
+    if let Ok(array) = obj.cast::<PyUntypedArray>() {
+        if array.ndim() != 1 {
+            return Err(layout_error(
+                py,
+                format!(
+                    "the IDs are a {}-dimensional array: {EXPECTED}",
+                    array.ndim()
+                ),
+            ));
+        }
+        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, u64>>() {
+            if a.as_slice().is_ok() {
+                return Ok(Ids::Unsigned(a));
+            }
+            return Ok(Ids::Owned(a.as_array().iter().copied().collect()));
+        }
+        if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, i64>>() {
+            if a.as_slice().is_ok() {
+                return Ok(Ids::Signed(a));
+            }
+            return Ok(Ids::Owned(a.as_array().iter().map(|&v| v as u64).collect()));
+        }
+        let kind = array.dtype().to_string();
+        if !kind.contains("int") {
+            return Err(layout_error(
+                py,
+                format!("the IDs are a numpy array of {kind}: {EXPECTED}"),
+            ));
+        }
+        // Another integer type: numpy converts it (uint32, int32, ...).
+        let converted = obj.call_method1("astype", ("uint64",))?;
+        return read(&converted);
+    }
+    if obj.hasattr("__arrow_c_array__")? {
+        let array: pyo3_arrow::PyArray = obj.extract()?;
+        return arrow(py, array.array().clone());
+    }
+    if obj.hasattr("__arrow_c_stream__")? {
+        let chunked: pyo3_arrow::PyChunkedArray = obj.extract()?;
+        let mut ids = Vec::with_capacity(chunked.chunks().iter().map(|c| c.len()).sum());
+        for chunk in chunked.chunks() {
+            ids.extend_from_slice(arrow(py, chunk.clone())?.as_slice());
+        }
+        return Ok(Ids::Owned(ids));
+    }
+    let mut ids = Vec::new();
+    for (i, item) in obj
+        .try_iter()
+        .map_err(|_| layout_error(py, EXPECTED))?
+        .enumerate()
+    {
+        let item = item?;
+        let id = match item.extract::<u64>() {
+            Ok(v) => v,
+            Err(_) => match item.extract::<i64>() {
+                Ok(v) => v as u64,
+                Err(_) => {
+                    return Err(layout_error(
+                        py,
+                        format!(
+                            "the ID at index {i} ({}) is not an integer of 64 bits: give ints from -2**63 to 2**64-1",
+                            item.repr().map(|r| r.to_string()).unwrap_or_default()
+                        ),
+                    ));
+                }
+            },
+        };
+        ids.push(id);
+    }
+    Ok(Ids::Owned(ids))
+}
+
+/// An Arrow array's IDs: `uint64` or `int64`, no nulls.
+fn arrow<'py>(py: Python<'py>, array: ArrayRef) -> PyResult<Ids<'py>> {
+    if !matches!(array.data_type(), DataType::UInt64 | DataType::Int64) {
+        return Err(layout_error(
+            py,
+            format!(
+                "the IDs are an Arrow array of {}: {EXPECTED}",
+                array.data_type()
+            ),
+        ));
+    }
+    if let Some(nulls) = array.nulls().filter(|n| n.null_count() > 0) {
+        let i = (0..array.len()).find(|&i| nulls.is_null(i)).unwrap_or(0);
+        return Err(layout_error(
+            py,
+            format!(
+                "the ID at index {i} is null: drop or fill the nulls first (e.g. pyarrow.compute.drop_null)"
+            ),
+        ));
+    }
+    Ok(Ids::Arrow(array))
+}

@@ -1,0 +1,211 @@
+"""flakeid for Python, against what Python users do today, in one run on one machine.
+
+  python bench.py [--ids 10000000] [--serve URL --grpc HOST:PORT]
+
+1. Decoding 10M IDs into columns with a datetime column: flakeid's SIMD decoder vs the
+   hand-written numpy decode of the same array.
+2. The realistic path: a 1M-row CSV of IDs read by pandas, decoded, joined back: flakeid vs
+   numpy by hand vs `flakeid decode --format csv | pandas.read_csv` vs `flakeid decode
+   --column id`.
+3. Minting: a loop of next_id() and next_ids(1_000_000) vs sonyflake-turbo,
+   snowflake-id-toolkit and snowflake-id (whichever are installed).
+4. In process vs a call to `flakeid serve` over HTTP (requests, httpx) and gRPC (grpcio),
+   when --serve/--grpc are given.
+
+Each figure is the best of 5 runs (3 for the slow ones); ratios against flakeid.
+"""
+
+import argparse
+import io
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+import flakeid
+
+
+def best(f, runs=5):
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def numpy_decode(ids, epoch_ms):
+    """Twitter Snowflake by hand, as a data user writes it: one pass per field."""
+    ticks = ids >> np.uint64(22)
+    unix_ms = (ticks + np.uint64(epoch_ms)).astype(np.int64)
+    return {
+        "time": unix_ms.view("datetime64[ms]"),
+        "unix_ms": unix_ms,
+        "ticks": ticks,
+        "sequence": (ids & np.uint64(0xFFF)).astype(np.uint32),
+        "node": ((ids >> np.uint64(12)) & np.uint64(0x3FF)).astype(np.uint32),
+        "datacenter": ((ids >> np.uint64(17)) & np.uint64(0x1F)).astype(np.uint32),
+        "worker": ((ids >> np.uint64(12)) & np.uint64(0x1F)).astype(np.uint32),
+    }
+
+
+def machine():
+    cpu = platform.processor() or ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs, {cpu}, Python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}"
+
+
+def decode_columns(n):
+    twitter = flakeid.Layout.snowflake()
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0, twitter.max_id, size=n, dtype=np.uint64, endpoint=True)
+    ours = twitter.decode(ids)
+    theirs = numpy_decode(ids, twitter.epoch_unix_ms)
+    for k in theirs:
+        assert (ours[k] == theirs[k]).all(), k
+    a = best(lambda: twitter.decode(ids))
+    b = best(lambda: numpy_decode(ids, twitter.epoch_unix_ms))
+    print(f"decode {n:,} IDs into 7 columns: flakeid {a * 1e3:.1f} ms, numpy by hand {b * 1e3:.1f} ms: numpy / flakeid {b / a:.2f}x")
+
+
+def csv_path(tool):
+    twitter = flakeid.Layout.snowflake()
+    g = flakeid.Generator(twitter, node=5)
+    ids = g.next_ids(1_000_000)
+    table = pd.DataFrame({"user": np.arange(len(ids)) % 977, "id": ids})
+    text = table.to_csv(index=False)
+
+    def ours():
+        df = pd.read_csv(io.StringIO(text), dtype={"id": np.uint64})
+        cols = twitter.decode(df["id"].to_numpy())
+        return df.assign(**cols)
+
+    def by_hand():
+        df = pd.read_csv(io.StringIO(text), dtype={"id": np.uint64})
+        return df.assign(**numpy_decode(df["id"].to_numpy(), twitter.epoch_unix_ms))
+
+    def pipe():
+        df = pd.read_csv(io.StringIO(text), dtype={"id": np.uint64})
+        out = subprocess.run([tool, "decode", "--format", "csv"], input="\n".join(map(str, df["id"])).encode(), capture_output=True, check=True).stdout
+        decoded = pd.read_csv(io.BytesIO(out), dtype={"id": np.uint64}, parse_dates=["time"])
+        return df.join(decoded.drop(columns=["id"]))
+
+    def column():
+        out = subprocess.run([tool, "decode", "--column", "id"], input=text.encode(), capture_output=True, check=True).stdout
+        return pd.read_csv(io.BytesIO(out), dtype={"id": np.uint64}, parse_dates=["time"])
+
+    a = best(ours, 3)
+    b = best(by_hand, 3)
+    print(f"1M-row CSV read by pandas, decoded, joined: flakeid {a:.3f} s, numpy by hand {b:.3f} s ({b / a:.2f}x)", end="")
+    if tool:
+        c = best(pipe, 3)
+        d = best(column, 3)
+        print(f", flakeid decode | read_csv {c:.3f} s ({c / a:.2f}x), flakeid decode --column id | read_csv {d:.3f} s ({d / a:.2f}x)")
+    else:
+        print()
+
+
+def minting():
+    g = flakeid.Generator(flakeid.Layout.snowflake(), node=5)
+    n = 1_000_000
+
+    def loop(f):
+        return lambda: [f() for _ in range(n)]
+
+    ours_loop = best(loop(g.next_id), 3)
+    ours_batch = best(lambda: g.next_ids(n), 5)
+    rows = [("flakeid Generator.next_id() loop", ours_loop), ("flakeid Generator.next_ids(1M)", ours_batch)]
+    try:
+        import sonyflake_turbo
+
+        sf = sonyflake_turbo.SonyFlake(*range(256))
+        rows.append(("sonyflake-turbo next() loop (256 machine ids)", best(loop(lambda: next(sf)), 3)))
+        rows.append(("sonyflake-turbo sf(1M) batch (256 machine ids)", best(lambda: sf(n), 3)))
+    except ImportError:
+        pass
+    try:
+        import snowflake_id_toolkit as toolkit
+
+        tg = toolkit.TwitterSnowflakeIDGenerator(node_id=5)
+        rows.append(("snowflake-id-toolkit generate_next_id() loop", best(loop(tg.generate_next_id), 3)))
+    except ImportError:
+        pass
+    try:
+        import snowflake
+
+        sg = snowflake.SnowflakeGenerator(5)
+        rows.append(("snowflake-id next() loop", best(loop(lambda: next(sg)), 3)))
+    except ImportError:
+        pass
+    for name, t in rows:
+        print(f"mint 1M: {name}: {t:.3f} s, {n / t / 1e6:.2f} M IDs/s, {t / ours_batch:.1f}x the batch")
+
+
+def served(http, grpc_target):
+    g = flakeid.Generator(flakeid.Layout.snowflake(), node=5)
+    n = 1000
+    inproc = best(lambda: [g.next_id() for _ in range(n)], 3)
+    print(f"1,000 single IDs: in process {inproc * 1e3:.2f} ms", end="")
+    try:
+        import requests
+
+        s = requests.Session()
+        t = best(lambda: [s.get(http + "/v1/id").json() for _ in range(n)], 3)
+        print(f", HTTP (requests, kept alive) {t * 1e3:.0f} ms ({t / inproc:.0f}x)", end="")
+    except ImportError:
+        pass
+    try:
+        import httpx
+
+        c = httpx.Client()
+        t = best(lambda: [c.get(http + "/v1/id").json() for _ in range(n)], 3)
+        print(f", HTTP (httpx) {t * 1e3:.0f} ms ({t / inproc:.0f}x)", end="")
+    except ImportError:
+        pass
+    if grpc_target:
+        try:
+            import grpc
+            from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
+            from google.protobuf.descriptor_pool import DescriptorPool
+            from google.protobuf.message_factory import GetMessageClass
+
+            channel = grpc.insecure_channel(grpc_target)
+            pool = DescriptorPool(ProtoReflectionDescriptorDatabase(channel))
+            req = GetMessageClass(pool.FindMessageTypeByName("flakeid.v1.NextRequest"))
+            resp = GetMessageClass(pool.FindMessageTypeByName("flakeid.v1.NextResponse"))
+            call = channel.unary_unary("/flakeid.v1.IdService/Next", request_serializer=req.SerializeToString, response_deserializer=resp.FromString)
+            t = best(lambda: [call(req(count=1)) for _ in range(n)], 3)
+            print(f", gRPC (grpcio) {t * 1e3:.0f} ms ({t / inproc:.0f}x)", end="")
+        except ImportError:
+            pass
+    print()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ids", type=int, default=10_000_000)
+    p.add_argument("--tool", default=shutil.which("flakeid"))
+    p.add_argument("--serve")
+    p.add_argument("--grpc")
+    a = p.parse_args()
+    print(f"machine: {machine()}; flakeid {flakeid.__version__}")
+    decode_columns(a.ids)
+    csv_path(a.tool)
+    minting()
+    if a.serve:
+        served(a.serve, a.grpc)
+
+
+if __name__ == "__main__":
+    main()

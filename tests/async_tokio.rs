@@ -8,6 +8,19 @@ use std::time::Duration;
 use flakeid::clock::ManualClock;
 use flakeid::{ClockPolicy, Generator, Layout, MintError};
 
+/// A task that counts its 1 ms sleeps: it moves only while the runtime's thread is free.
+fn ticker() -> (Arc<AtomicU64>, tokio::task::JoinHandle<()>) {
+    let ticks = Arc::new(AtomicU64::new(0));
+    let counted = ticks.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            counted.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    (ticks, task)
+}
+
 /// On a single-threaded runtime, minting 700 Sonyflake IDs (256 per 10 ms tick) needs two
 /// waits for the next tick; a ticker task keeps running meanwhile, which it could not if
 /// the waits blocked the thread.
@@ -17,16 +30,7 @@ async fn exhaustion_awaits_and_the_runtime_keeps_running() {
         .machine_id(3)
         .build()
         .unwrap();
-    let ticks = Arc::new(AtomicU64::new(0));
-    let ticker = {
-        let ticks = ticks.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-                ticks.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
+    let (ticks, ticker) = ticker();
     tokio::task::yield_now().await;
     let mut ids = Vec::new();
     for _ in 0..700 {
@@ -202,16 +206,7 @@ async fn an_awaited_batch_spans_ticks_and_leaves_the_runtime_free() {
         .machine_id(3)
         .build()
         .unwrap();
-    let ticks = Arc::new(AtomicU64::new(0));
-    let ticker = {
-        let ticks = ticks.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-                ticks.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
+    let (ticks, ticker) = ticker();
     tokio::task::yield_now().await;
     let mut out = vec![Id::default(); 700];
     assert_eq!(g.next_ids_async(&mut out).await.unwrap(), 700);

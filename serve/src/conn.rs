@@ -39,6 +39,44 @@ use tokio_util::task::TaskTracker;
 
 use crate::Limits;
 
+/// A response body hyper can send from any task.
+pub(crate) trait ResponseBody:
+    http_body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
+{
+}
+
+impl<B> ResponseBody for B where
+    B: http_body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + 'static
+{
+}
+
+/// A service that answers every request of a connection, cloned into each connection's task.
+pub(crate) trait HttpService<B>:
+    tower::Service<
+        Request<Incoming>,
+        Response = Response<B>,
+        Error = Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<S, B> HttpService<B> for S where
+    S: tower::Service<
+            Request<Incoming>,
+            Response = Response<B>,
+            Error = Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + 'static
+{
+}
+
 /// The most bytes hyper buffers of an HTTP/1 request head, and of an HTTP/2 header list:
 /// above the service's own limits (which answer JSON), below memory trouble.
 const HEAD_BUFFER: usize = 256 << 10;
@@ -316,14 +354,8 @@ pub(crate) async fn serve<S, B>(
     shutdown: CancellationToken,
     tracker: TaskTracker,
 ) where
-    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ResponseBody,
 {
     let Listener {
         name,
@@ -392,14 +424,8 @@ async fn connection<S, B>(
     shutdown: CancellationToken,
     name: &'static str,
 ) where
-    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ResponseBody,
 {
     let why = match tls {
         None => serve_io(stream, &conn, attach, &builder, service, &limits, &shutdown).await,
@@ -443,14 +469,8 @@ async fn serve_io<I, S, B>(
 ) -> &'static str
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    B: http_body::Body + Send + 'static,
-    B::Data: Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: HttpService<B>,
+    B: ResponseBody,
 {
     let service = ConnService {
         inner: service,

@@ -88,6 +88,9 @@ fn field(v: &serde_json::Value) -> String {
 }
 
 /// A batch of rows waiting for the decoder: each row's ID, or why it has none.
+/// A row's decoded values, or why it had no ID.
+type Decoded = Result<Vec<serde_json::Value>, String>;
+
 struct Batch<R> {
     rows: Vec<(R, Result<u64, String>)>,
     ids: Vec<u64>,
@@ -103,8 +106,9 @@ impl<R> Batch<R> {
         }
     }
 
-    /// Decodes the batch's good IDs; then each row with its decoded values (or `None`).
-    fn decode(&mut self, decoder: &Decoder) -> CliResult<Vec<(R, Option<Vec<serde_json::Value>>)>> {
+    /// Decodes the batch's good IDs; then each row with its decoded values, or why it had
+    /// no ID.
+    fn decode(&mut self, decoder: &Decoder) -> CliResult<Vec<(R, Decoded)>> {
         self.ids.clear();
         self.ids.extend(
             self.rows
@@ -130,7 +134,7 @@ impl<R> Batch<R> {
         let mut k = 0;
         let mut out = Vec::with_capacity(self.rows.len());
         for (row, id) in self.rows.drain(..) {
-            let decoded = id.is_ok().then(|| {
+            let decoded = id.map(|_| {
                 k += 1;
                 values(decoder, &self.cols, k - 1)
             });
@@ -333,21 +337,19 @@ fn write_csv_rows<W: Write>(
     fields: &[String],
     sink: &mut Sink<'_, W>,
 ) -> CliResult<u64> {
-    let reasons: Vec<Option<String>> = batch
-        .rows
-        .iter()
-        .map(|(_, id)| id.as_ref().err().cloned())
-        .collect();
     let mut bad = 0;
-    for (((number, record), decoded), why) in batch.decode(decoder)?.into_iter().zip(reasons) {
-        if let Some(why) = why {
-            bad += 1;
-            sink.flush()?;
-            warn(format_args!(
-                "record {number}: {why}; written with its decoded fields empty"
-            ));
-        }
-        let values = decoded.unwrap_or_else(|| vec![serde_json::Value::Null; fields.len()]);
+    for ((number, record), decoded) in batch.decode(decoder)? {
+        let values = match decoded {
+            Ok(values) => values,
+            Err(why) => {
+                bad += 1;
+                sink.flush()?;
+                warn(format_args!(
+                    "record {number}: {why}; written with its decoded fields empty"
+                ));
+                vec![serde_json::Value::Null; fields.len()]
+            }
+        };
         match sink {
             Sink::Json(w) => {
                 let mut object = serde_json::Map::new();
@@ -455,23 +457,18 @@ fn write_json_rows(
     fields: &[String],
     out: &mut impl Write,
 ) -> CliResult<u64> {
-    let reasons: Vec<Option<String>> = batch
-        .rows
-        .iter()
-        .map(|(_, id)| id.as_ref().err().cloned())
-        .collect();
     let mut bad = 0;
     let mut text = Vec::new();
-    for (((number, object), decoded), why) in batch.decode(decoder)?.into_iter().zip(reasons) {
-        if let Some(why) = why {
+    for ((number, object), decoded) in batch.decode(decoder)? {
+        if let Err(why) = &decoded {
             bad += 1;
             out.write_all(&text).or_else(quiet_on_broken_pipe)?;
             text.clear();
-            report(out, "line", number, &why)?;
+            report(out, "line", number, why)?;
         }
         match object {
             Ok(mut o) => {
-                if let Some(values) = decoded {
+                if let Ok(values) = decoded {
                     for (name, value) in fields.iter().zip(values) {
                         o.insert(name.clone(), value);
                     }

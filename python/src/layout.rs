@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
+use crate::columns;
 use crate::errors::{error, layout_error};
 use crate::ids::{self, Ids};
 
@@ -170,10 +171,10 @@ impl PyLayout {
         let split = layout.datacenter_bits() > 0;
         let n = ids.len();
         let result = py.detach(|| {
-            let mut ticks = vec![0u64; n];
-            let mut unix_ms = vec![0u64; n];
+            let mut ticks = columns::zeroed_u64(n);
+            let mut unix_ms = columns::zeroed_u64(n);
             let (sequence, node, decoded) = if narrow {
-                let (mut s, mut d) = (vec![0u32; n], vec![0u32; n]);
+                let (mut s, mut d) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
                 let r = decoder.decode_narrow(
                     ids,
                     NarrowColumns {
@@ -185,7 +186,7 @@ impl PyLayout {
                 );
                 (Column::Narrow(s), Column::Narrow(d), r)
             } else {
-                let (mut s, mut d) = (vec![0u64; n], vec![0u64; n]);
+                let (mut s, mut d) = (columns::zeroed_u64(n), columns::zeroed_u64(n));
                 let r = decoder.decode(
                     ids,
                     Columns {
@@ -201,10 +202,12 @@ impl PyLayout {
                 (Column::Narrow(d), true) => {
                     let worker_bits = layout.worker_bits();
                     let mask = (1u32 << worker_bits) - 1;
-                    Some((
-                        d.iter().map(|&v| v >> worker_bits).collect(),
-                        d.iter().map(|&v| v & mask).collect(),
-                    ))
+                    let (mut high, mut low) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
+                    for ((&v, h), l) in d.iter().zip(&mut high).zip(&mut low) {
+                        *h = v >> worker_bits;
+                        *l = v & mask;
+                    }
+                    Some((high, low))
                 }
                 _ => None,
             };

@@ -2,6 +2,7 @@
 //! package (`flakeid/__init__.py`) re-exports it with the exception classes, the asyncio
 //! helpers, the fork hook and the release at exit; `flakeid/_native.pyi` types it.
 
+mod columns;
 mod errors;
 mod ids;
 mod layout;

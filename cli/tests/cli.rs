@@ -1027,7 +1027,8 @@ fn a_claim_directory_others_may_write_to_is_refused() {
 /// passed through as it came (quoted commas included), the decoded fields after; a row
 /// whose ID does not read is written with its fields empty and reported (exit 1); a
 /// numbered column of a table without a header; NDJSON in and out with Discord's own
-/// field names; a decoded name the table already has is prefixed with the column's.
+/// field names; a decoded name the table already has is prefixed with the column's; a
+/// column number past the first record is refused, not read as an empty table.
 #[test]
 fn decode_column_passes_the_table_through() {
     let csv = "user,id,note\nann,2116500430648709162,\"hello, world\"\nbob,-1,x\n";
@@ -1096,6 +1097,11 @@ fn decode_column_passes_the_table_through() {
         &["decode", "--column", "zz"],
         Some("a,b\n1,2\n"),
         "has no column \"zz\": it has \"a\", \"b\"",
+    );
+    fails(
+        &["decode", "--column", "2"],
+        Some("2116500430648709162\n2116500430648709163\n"),
+        "the first record has 1 column: give a number from 1 to 1",
     );
     fails(
         &["decode", "--column", "id", "--format", "table"],

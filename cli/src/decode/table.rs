@@ -270,6 +270,17 @@ fn csv_table(
         },
         Which::Number(n) => {
             let i = n - 1;
+            if i >= first.len() {
+                return Err(CliError::new(
+                    Some("--column"),
+                    format!(
+                        "the first record has {} column{}: give a number from 1 to {}, or a header's name",
+                        first.len(),
+                        if first.len() == 1 { "" } else { "s" },
+                        first.len()
+                    ),
+                ));
+            }
             let is_id = first
                 .get(i)
                 .is_some_and(|f| id_of(decoder, encoding, f).is_ok());

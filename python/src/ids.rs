@@ -71,6 +71,11 @@ pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
             return Ok(Ids::Owned(a.as_array().iter().map(|&v| v as u64).collect()));
         }
         let kind = array.dtype().to_string();
+        if kind == "object" {
+            // Python objects (a pandas nullable column without pyarrow): read one by one,
+            // so a missing value is named with its index.
+            return listed(obj);
+        }
         if !kind.contains("int") {
             return Err(layout_error(
                 py,
@@ -81,18 +86,84 @@ pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
         let converted = obj.call_method1("astype", ("uint64",))?;
         return read(&converted);
     }
+    if let Some(array) = numpy_integers(obj)? {
+        return read(&array);
+    }
     if obj.hasattr("__arrow_c_array__")? {
-        let array: pyo3_arrow::PyArray = obj.extract()?;
-        return arrow(py, array.array().clone());
+        match obj.extract::<pyo3_arrow::PyArray>() {
+            Ok(array) => return arrow(py, array.array().clone()),
+            Err(e) if !without_pyarrow(py, &e) => return Err(e),
+            Err(_) => return numpy_instead(obj),
+        }
     }
     if obj.hasattr("__arrow_c_stream__")? {
-        let chunked: pyo3_arrow::PyChunkedArray = obj.extract()?;
+        let chunked = match obj.extract::<pyo3_arrow::PyChunkedArray>() {
+            Ok(chunked) => chunked,
+            Err(e) if !without_pyarrow(py, &e) => return Err(e),
+            Err(_) => return numpy_instead(obj),
+        };
         let mut ids = Vec::with_capacity(chunked.chunks().iter().map(|c| c.len()).sum());
         for chunk in chunked.chunks() {
             ids.extend_from_slice(arrow(py, chunk.clone())?.as_slice());
         }
         return Ok(Ids::Owned(ids));
     }
+    listed(obj)
+}
+
+/// A column with numpy's protocol and a numpy integer dtype (a pandas `Series` or `Index`
+/// of `int64`/`uint64`) as the ndarray it views, read in place; `None` for anything else.
+fn numpy_integers<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = obj.py();
+    if !obj.hasattr("__array__")? || !obj.hasattr("dtype")? {
+        return Ok(None);
+    }
+    let np = py.import("numpy")?;
+    let integer = np
+        .call_method1(
+            "issubdtype",
+            (obj.getattr("dtype")?, np.getattr("integer")?),
+        )
+        .and_then(|b| b.extract::<bool>())
+        .unwrap_or(false);
+    match integer {
+        true => Ok(Some(np.call_method1("asarray", (obj,))?)),
+        false => Ok(None),
+    }
+}
+
+/// Whether reading through the Arrow protocol failed because the object's library needs
+/// pyarrow for it and pyarrow is not installed (pandas does).
+fn without_pyarrow(py: Python<'_>, e: &PyErr) -> bool {
+    e.is_instance_of::<pyo3::exceptions::PyImportError>(py)
+}
+
+/// The object as numpy gives it, for a column whose Arrow export needs a missing pyarrow.
+fn numpy_instead<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
+    let py = obj.py();
+    let np = py.import("numpy")?;
+    if obj.hasattr("isna")? {
+        // A pandas nullable column: numpy would turn its missing values into floats.
+        let missing = np.call_method1("flatnonzero", (obj.call_method0("isna")?,))?;
+        if let Ok(Some(i)) = missing
+            .call_method0("tolist")?
+            .extract::<Vec<usize>>()
+            .map(|v| v.first().copied())
+        {
+            return Err(layout_error(
+                py,
+                format!(
+                    "the ID at index {i} is missing: drop or fill the missing values first (e.g. .dropna())"
+                ),
+            ));
+        }
+    }
+    read(&np.call_method1("asarray", (obj,))?)
+}
+
+/// Any iterable of ints, copied.
+fn listed<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
+    let py = obj.py();
     let mut ids = Vec::new();
     for (i, item) in obj
         .try_iter()

@@ -122,6 +122,23 @@ def test_decode_takes_strided_and_other_integer_arrays_and_refuses_the_rest():
         twitter.decode([1, "two"])
 
 
+@pytest.mark.parametrize("pyarrow_installed", [True, False])
+def test_pandas_columns_decode_with_or_without_pyarrow(monkeypatch, pyarrow_installed):
+    """A pandas Series or Index of int64 decodes (in place), and a nullable Int64 column
+    too, whether pyarrow is there or not (pandas' Arrow export needs it); a missing value
+    is an error naming its index, never a float."""
+    import pandas as pd
+
+    if not pyarrow_installed:
+        monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)
+    twitter = flakeid.Layout.snowflake()
+    ids = [2116500430648709162, 2116500430648709163]
+    for column in (pd.Series(ids, dtype="int64"), pd.Index(ids), pd.Series(ids, dtype="Int64")):
+        assert list(twitter.decode(column)["sequence"]) == [42, 43], type(column)
+    with pytest.raises(flakeid.LayoutError, match="index 1 is (missing|null)"):
+        twitter.decode(pd.Series([ids[0], None], dtype="Int64"))
+
+
 def test_decode_arrow_makes_a_record_batch_polars_and_duckdb_read():
     pa = pytest.importorskip("pyarrow")
     twitter = flakeid.Layout.snowflake()

@@ -61,13 +61,15 @@ fn discord_documentation_example() {
         sequence: 7,
         node: 1 << 5,
     });
-    // Discord's worker/process are flakeid's datacenter/worker.
+    // Discord's worker/process are flakeid's datacenter/worker, and the tool's output
+    // names them as Discord does.
     assert_eq!(l.split_node(1 << 5), (1, 0));
     let rec = cli_decode("discord", 175928847299117063);
     assert_eq!(
-        (rec["datacenter"].clone(), rec["worker"].clone()),
+        (rec["worker"].clone(), rec["process"].clone()),
         (1.into(), 0.into())
     );
+    assert!(rec.get("datacenter").is_none(), "{rec}");
     // And the CLI mints with Discord's names for them.
     let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
         .args([

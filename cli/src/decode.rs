@@ -157,21 +157,8 @@ impl<W: Write> DecodeStream<'_, W> {
         if n == 0 {
             return Ok(());
         }
-        let [t, m, s, nd] = &mut self.cols;
-        for c in [&mut *t, &mut *m, &mut *s, &mut *nd] {
-            c.resize(n, 0);
-        }
-        self.decoder
-            .decode(
-                &self.ids,
-                Columns {
-                    ticks: Some(t),
-                    unix_ms: Some(m),
-                    sequence: Some(s),
-                    node: Some(nd),
-                },
-            )
-            .map_err(|e| CliError::new(None, e))?;
+        decode_into(&self.decoder, &self.ids, &mut self.cols)?;
+        let [t, m, s, nd] = &self.cols;
         let mut at = 0;
         if !self.header_written {
             self.header_written = true;
@@ -410,4 +397,24 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Decodes `ids` into the four columns (ticks, Unix ms, sequence, node), each resized to
+/// the batch.
+fn decode_into(decoder: &Decoder, ids: &[u64], cols: &mut [Vec<u64>; 4]) -> CliResult {
+    for c in cols.iter_mut() {
+        c.resize(ids.len(), 0);
+    }
+    let [t, m, s, nd] = cols;
+    decoder
+        .decode(
+            ids,
+            Columns {
+                ticks: Some(t),
+                unix_ms: Some(m),
+                sequence: Some(s),
+                node: Some(nd),
+            },
+        )
+        .map_err(|e| CliError::new(None, e))
 }

@@ -200,12 +200,11 @@ impl PyLayout {
             };
             let split = match (&node, split) {
                 (Column::Narrow(d), true) => {
-                    let worker_bits = layout.worker_bits();
-                    let mask = (1u32 << worker_bits) - 1;
                     let (mut high, mut low) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
                     for ((&v, h), l) in d.iter().zip(&mut high).zip(&mut low) {
-                        *h = v >> worker_bits;
-                        *l = v & mask;
+                        // Both parts fit 32 bits: the node does.
+                        let (a, b) = layout.split_node(u64::from(v));
+                        (*h, *l) = (a as u32, b as u32);
                     }
                     Some((high, low))
                 }

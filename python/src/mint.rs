@@ -76,14 +76,6 @@ fn waits(e: &MintError) -> bool {
 }
 
 /// The minting calls both classes share, over any generator.
-macro_rules! minting {
-    ($g:expr, $py:expr) => {{
-        let g = $g;
-        let py = $py;
-        MintCalls { g, py }
-    }};
-}
-
 struct MintCalls<'a, 'py, C: flakeid::Clock + Sync, T: flakeid::generator::TickGate + Sync> {
     g: &'a Generator<C, T>,
     py: Python<'py>,
@@ -210,28 +202,28 @@ impl PyGenerator {
     /// sequence ran out. `MintError` when it cannot.
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         self.born.check(py, "generator")?;
-        minting!(&self.g, py).next_id()
+        MintCalls { g: &self.g, py }.next_id()
     }
 
     /// The next ID without waiting: `MintError` with `retry_after` (seconds) when it would
     /// have to wait (the pattern for asyncio: `next_id_async`).
     fn try_next_id(&self, py: Python<'_>) -> PyResult<u64> {
         self.born.check(py, "generator")?;
-        minting!(&self.g, py).try_next_id()
+        MintCalls { g: &self.g, py }.try_next_id()
     }
 
     /// `n` IDs, strictly increasing, as a numpy `uint64` array, minted in runs by the
     /// batch minter with the GIL released.
     fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
         self.born.check(py, "generator")?;
-        minting!(&self.g, py).next_ids(n)
+        MintCalls { g: &self.g, py }.next_ids(n)
     }
 
     /// Up to `n` IDs without waiting (what the current tick has left; at least one, or
     /// `MintError` with `retry_after`).
     fn try_next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
         self.born.check(py, "generator")?;
-        minting!(&self.g, py).try_next_ids(n)
+        MintCalls { g: &self.g, py }.try_next_ids(n)
     }
 
     fn __repr__(&self) -> String {
@@ -262,11 +254,7 @@ pub(crate) struct PyClaimed {
 
 impl Drop for PyClaimed {
     fn drop(&mut self) {
-        // A forked child's copy is the parent's claim: the child must not release it (it
-        // would end the parent's lease and let another holder take the id).
-        if self.born.forked() {
-            std::mem::forget(self.g.swap(None));
-        }
+        self.leave_if_forked();
     }
 }
 
@@ -298,6 +286,17 @@ fn options(py: Python<'_>, password: Option<String>, ttl: Option<f64>) -> PyResu
 }
 
 impl PyClaimed {
+    /// In a forked child, lets go of its copy of the parent's claim without releasing it
+    /// (that would end the parent's lease and let another holder take the id), so it is
+    /// neither released nor minted on here; whether it did.
+    fn leave_if_forked(&self) -> bool {
+        let forked = self.born.forked();
+        if forked {
+            std::mem::forget(self.g.swap(None));
+        }
+        forked
+    }
+
     /// The claimed generator to mint with, unless the process forked or it was released.
     fn minting(&self, py: Python<'_>) -> PyResult<Arc<ClaimedGenerator<MonotonicClock>>> {
         self.born.check(py, "claimed generator")?;
@@ -386,22 +385,22 @@ impl PyClaimed {
 
     fn next_id(&self, py: Python<'_>) -> PyResult<u64> {
         let g = self.minting(py)?;
-        minting!(&*g, py).next_id()
+        MintCalls { g: &g, py }.next_id()
     }
 
     fn try_next_id(&self, py: Python<'_>) -> PyResult<u64> {
         let g = self.minting(py)?;
-        minting!(&*g, py).try_next_id()
+        MintCalls { g: &g, py }.try_next_id()
     }
 
     fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let g = self.minting(py)?;
-        minting!(&*g, py).next_ids(n)
+        MintCalls { g: &g, py }.next_ids(n)
     }
 
     fn try_next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let g = self.minting(py)?;
-        minting!(&*g, py).try_next_ids(n)
+        MintCalls { g: &g, py }.try_next_ids(n)
     }
 
     /// The claim's state: `store`, `namespace`, `node`, `instance`, `state`, `fenced`,
@@ -434,9 +433,7 @@ impl PyClaimed {
     /// Releases the claim (its reservation cut to what was minted), so another holder can
     /// take the id at once. Minting after is a `ClaimError`. Idempotent.
     fn release(&self, py: Python<'_>) -> PyResult<()> {
-        if self.born.forked() {
-            // The parent's claim: leave it alone, and never mint on it here.
-            std::mem::forget(self.g.swap(None));
+        if self.leave_if_forked() {
             return Ok(());
         }
         let g = self.g.swap(None);

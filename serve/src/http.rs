@@ -13,6 +13,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use flakeid::{Encoding, Id};
+use flakeid_text::layout::json_int;
 use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 
 use crate::{MAX_BATCH, Minter, Readiness, Service, ServiceError};
@@ -466,8 +467,8 @@ async fn layout(_: Authorized, State(s): State<Arc<Service>>) -> Response {
                     "instance": c.instance,
                     "state": c.state.to_string(),
                     "fenced": c.fenced,
-                    "not_before_unix_ns": int(c.not_before_unix_ns),
-                    "reserved_until_unix_ns": c.reserved_until_unix_ns.map(int),
+                    "not_before_unix_ns": json_int(c.not_before_unix_ns),
+                    "reserved_until_unix_ns": c.reserved_until_unix_ns.map(json_int),
                     "fence_left_ms": c.fence_left.map(|d| d.as_millis() as u64),
                     "renewals": c.renewals,
                     "failures": c.failures,
@@ -484,15 +485,6 @@ async fn layout(_: Authorized, State(s): State<Arc<Service>>) -> Response {
         serde_json::Value::from(nodes)
     );
     json(StatusCode::OK, body)
-}
-
-/// An integer as JSON readers hold it exactly: a number up to 2^53, a string above.
-fn int(v: u64) -> serde_json::Value {
-    if v <= flakeid_text::layout::JSON_SAFE_MAX {
-        v.into()
-    } else {
-        v.to_string().into()
-    }
 }
 
 async fn healthz() -> Response {

@@ -176,9 +176,11 @@ impl Minter {
         let mut waiting_since: Option<Instant> = None;
         while done < out.len() {
             let end = out.len().min(done + self.chunk);
-            let wait = if self.waiting[shard].0.load(Ordering::SeqCst) > 0 {
+            // How long to wait, and the error to answer if that is past the bound (a lease
+            // or a fence; else the wait was too long).
+            let (wait, refusal) = if self.waiting[shard].0.load(Ordering::SeqCst) > 0 {
                 // A single-ID request waits for this shard's next tick: let it have it.
-                Ok(unit)
+                (unit, None)
             } else {
                 match g.try_next_ids(&mut out[done..end]) {
                     Ok(n) => {
@@ -187,24 +189,17 @@ impl Minter {
                         tokio::task::yield_now().await;
                         continue;
                     }
-                    Err(MintError::WouldBlock { wait_ns }) => Ok(Duration::from_nanos(wait_ns)),
+                    Err(MintError::WouldBlock { wait_ns }) => (Duration::from_nanos(wait_ns), None),
                     Err(e @ (MintError::Leased | MintError::ReservationExpired { .. })) => {
-                        Err((e, Duration::from_millis(1)))
+                        (Duration::from_millis(1), Some(e))
                     }
                     Err(e) => return Err(e),
                 }
             };
             let since = *waiting_since.get_or_insert_with(Instant::now);
-            let (wait, refusal) = match wait {
-                Ok(w) => (w, None),
-                Err((e, w)) => (w, Some(e)),
-            };
             let spent = since.elapsed();
             if spent + wait > g.max_wait() {
-                return Err(refusal.unwrap_or(MintError::WaitTooLong {
-                    needed_ns: u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX),
-                    waited_us: u32::try_from(spent.as_micros()).unwrap_or(u32::MAX),
-                }));
+                return Err(refusal.unwrap_or(MintError::wait_too_long(wait, spent)));
             }
             tokio::time::sleep(wait).await;
         }

@@ -134,8 +134,19 @@ impl MintError {
         )
     }
 
-    /// `WaitTooLong` with the durations the generator measured.
-    pub(crate) fn wait_too_long(needed: Duration, waited: Duration) -> MintError {
+    /// `WaitTooLong` of the clock's way still to go and the time already waited, each
+    /// saturating at its field's bound (a caller that waits on its own timer, as an async
+    /// batch does, reports its bound this way).
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use flakeid::MintError;
+    ///
+    /// let e = MintError::wait_too_long(Duration::from_millis(3), Duration::from_millis(100));
+    /// assert_eq!(e.retry_after(), Some(Duration::from_millis(3)));
+    /// assert_eq!(e.waited(), Some(Duration::from_millis(100)));
+    /// ```
+    pub fn wait_too_long(needed: Duration, waited: Duration) -> MintError {
         MintError::WaitTooLong {
             needed_ns: u64::try_from(needed.as_nanos()).unwrap_or(u64::MAX),
             waited_us: u32::try_from(waited.as_micros()).unwrap_or(u32::MAX),

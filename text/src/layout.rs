@@ -69,17 +69,17 @@ pub fn layout_json(l: &Layout) -> String {
     text
 }
 
-/// The largest integer every JSON reader holds exactly: 2^53 (JavaScript's and most
-/// parsers' `f64`).
-pub const JSON_SAFE_MAX: u64 = 1 << 53;
+/// The largest integer every JSON reader holds exactly: 2^53 - 1 (JavaScript's
+/// `Number.MAX_SAFE_INTEGER`, the bound of [`Layout::is_javascript_safe`]).
+pub const JSON_SAFE_MAX: u64 = (1 << flakeid::layout::JAVASCRIPT_SAFE_BITS) - 1;
 
 /// An integer as JSON: a number up to [`JSON_SAFE_MAX`], a decimal string above it, so
 /// that no reader rounds it.
-pub fn json_int(v: u64) -> String {
+pub fn json_int(v: u64) -> serde_json::Value {
     if v <= JSON_SAFE_MAX {
-        v.to_string()
+        v.into()
     } else {
-        format!("\"{v}\"")
+        v.to_string().into()
     }
 }
 
@@ -104,7 +104,7 @@ mod tests {
     use super::*;
 
     /// Every integer of the layout JSON survives a reader that holds numbers as `f64`:
-    /// numbers up to 2^53, decimal strings above (a layout of 60 node bits has 2^60 nodes).
+    /// numbers up to 2^53 - 1, decimal strings above (a layout of 60 node bits has 2^60 nodes).
     #[test]
     fn integers_above_2_53_are_strings() {
         let wide: Layout = "time=2,seq=1,node=60".parse().unwrap();
@@ -113,7 +113,10 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&layout_json(&Layout::snowflake())).unwrap();
         assert_eq!(v["max_nodes"], serde_json::json!(1024));
-        assert_eq!(json_int(JSON_SAFE_MAX), "9007199254740992");
-        assert_eq!(json_int(JSON_SAFE_MAX + 1), "\"9007199254740993\"");
+        assert_eq!(json_int(JSON_SAFE_MAX).to_string(), "9007199254740991");
+        assert_eq!(
+            json_int(JSON_SAFE_MAX + 1).to_string(),
+            "\"9007199254740992\""
+        );
     }
 }

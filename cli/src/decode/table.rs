@@ -8,7 +8,7 @@
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
-use flakeid::decode::{Columns, Decoder};
+use flakeid::decode::Decoder;
 use flakeid::rfc3339::Timestamp;
 use flakeid_text::NodeFields;
 use flakeid_text::rows::RowFormat;
@@ -115,22 +115,7 @@ impl<R> Batch<R> {
                 .iter()
                 .filter_map(|(_, id)| id.as_ref().ok().copied()),
         );
-        let n = self.ids.len();
-        for c in &mut self.cols {
-            c.resize(n, 0);
-        }
-        let [t, m, s, d] = &mut self.cols;
-        decoder
-            .decode(
-                &self.ids,
-                Columns {
-                    ticks: Some(t),
-                    unix_ms: Some(m),
-                    sequence: Some(s),
-                    node: Some(d),
-                },
-            )
-            .map_err(|e| CliError::new(None, e))?;
+        super::decode_into(decoder, &self.ids, &mut self.cols)?;
         let mut k = 0;
         let mut out = Vec::with_capacity(self.rows.len());
         for (row, id) in self.rows.drain(..) {

@@ -35,9 +35,16 @@ pub const LEASED: u64 = 1 << 63;
 /// carry instead: a word with any guard bit set is *spent* (its tick has no sequence left),
 /// is never an ID, and the slow path treats it as a full sequence. A spent word can be
 /// compacted back down to [`Shape::spent_floor`] (every word above that floor in the tick
-/// is spent, so nobody holds one). Shapes with no guard (`guard_bits == 0`) are the plain
-/// compare-and-swap generator's: there, adding 1 to a full sequence carries into the tick,
-/// which is exactly "move to the next tick with sequence 0".
+/// is spent, so nobody holds one).
+///
+/// **The gap.** A compare-and-swap generator's word never carries out of its sequence (the
+/// fast path steps only a word with sequence left; the slow path packs a new tick), so its
+/// guard field is free for another use: [`Shape::of`] makes it the node bits the layout
+/// puts between the time and the sequence (all zero in the word), so that the word is the
+/// ID less its node, shifted right by the sequence's shift, and an ID is one shift and one
+/// OR away (`(word << sequence_shift) | node`). It does so where the word still fits in 63
+/// bits; a 64-bit layout whose time field reaches the top bit (Discord's, Instagram's)
+/// keeps the sequence right under the tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     /// Width of the sequence field.
@@ -53,11 +60,27 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// The shape of a layout's state word, with no guard. Its tick field is bounded by what
-    /// the clock reaches, not the layout's time field: a 64-bit layout with no node field
-    /// (Mastodon's 48 time + 16 sequence) still packs in 63 bits, since no clock names a tick
-    /// past 2^45 milliseconds.
+    /// The shape of a compare-and-swap generator's word for `layout`: the node bits between
+    /// the time and the sequence as its guard (the gap: see the type's docs) where the word
+    /// still fits in 63 bits, else no guard. Its tick field is bounded by what the clock
+    /// reaches, not the layout's time field: a 64-bit layout with no node field (Mastodon's
+    /// 48 time + 16 sequence) still packs in 63 bits, since no clock names a tick past 2^45
+    /// milliseconds.
     pub fn of(layout: &crate::Layout) -> Shape {
+        let packed = Self::packed(layout);
+        let gapped = Shape {
+            guard_bits: layout.time_shift() - layout.sequence_shift() - layout.sequence_bits(),
+            ..packed
+        };
+        if gapped.word_bits() <= 63 {
+            gapped
+        } else {
+            packed
+        }
+    }
+
+    /// The shape of a layout's word with no guard: the tick right above the sequence.
+    pub fn packed(layout: &crate::Layout) -> Shape {
         let reach = (u64::MAX - layout.tick0_ns()) / layout.unit_ns();
         Shape {
             sequence_bits: layout.sequence_bits(),
@@ -365,6 +388,43 @@ mod tests {
         assert!(!g.needs_compaction(g.pack(5, 0) | (top - 1)));
         assert!(g.needs_compaction(g.pack(5, 0) | top));
         assert!(!S.needs_compaction(full + 1), "no guard, no compaction");
+    }
+
+    /// A compare-and-swap word is the ID less its node, shifted right by the sequence's
+    /// shift, where that fits in 63 bits: Snowflake's node bits are its gap, Sonyflake's
+    /// sequence sits right under the tick, and Discord's 64 bits keep the packed word.
+    #[test]
+    fn a_word_is_the_id_less_its_node_where_it_fits() {
+        use crate::Layout;
+        for layout in [
+            Layout::snowflake(),
+            Layout::sonyflake(),
+            Layout::mastodon(),
+            Layout::discord(),
+            Layout::instagram(),
+        ] {
+            let shape = Shape::of(&layout);
+            assert!(shape.word_bits() <= 63, "{layout}");
+            let aligned = shape.tick_shift() + layout.sequence_shift() == layout.time_shift();
+            let (ticks, sequence, node) = (12_345, layout.max_sequence() / 3, layout.max_node());
+            let word = shape.pack(ticks, sequence);
+            if aligned {
+                assert_eq!(
+                    word << layout.sequence_shift() | node << layout.node_shift(),
+                    layout.compose(ticks, sequence, node).unwrap(),
+                    "{layout}"
+                );
+            }
+            let gap = layout.time_shift() - layout.sequence_shift() - layout.sequence_bits();
+            let fits = Shape::packed(&layout).word_bits() + gap <= 63;
+            assert_eq!(aligned, fits, "{layout}");
+        }
+        assert_eq!(Shape::of(&Layout::snowflake()).guard_bits, 10);
+        assert_eq!(Shape::of(&Layout::sonyflake()).guard_bits, 0);
+        assert_eq!(
+            Shape::of(&Layout::discord()),
+            Shape::packed(&Layout::discord())
+        );
     }
 
     /// Drives the machine with random clocks and policies: every minted word is larger

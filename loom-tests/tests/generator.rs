@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use flakeid::clock::ManualClock;
 use flakeid::generator::FastPath;
-use flakeid::{ClockPolicy, Generator, Layout, MintError, ShardedGenerator};
+use flakeid::{Clock, ClockPolicy, Generator, Layout, MintError, ShardedGenerator};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -622,4 +622,151 @@ fn an_undo_by_store_is_caught() {
 #[test]
 fn two_threads_never_reach_a_compaction() {
     loom::model(|| race_adds(add_path::Variant::CompactByStore, true));
+}
+
+/// The fast path's test of the time reads the generator's `tick_start` (the start of the
+/// tick a slow path last moved the word into), raised after the compare-and-swap that
+/// entered the tick. A thread that reads the clock and then mints never gets an ID of a
+/// tick that ended before its reading, while another thread moves the clock on and enters
+/// the next tick.
+#[test]
+fn no_id_of_a_tick_that_ended_before_the_call() {
+    model("tick_start raised after the entering CAS", || {
+        let clock = ManualClock::from_unix_ms(T0_MS);
+        let g = Arc::new(generator(&clock, ClockPolicy::Reject));
+        // The word in T0 with one ID left, so the fast path has something to mint.
+        let first = g.next_id().unwrap();
+        let tick_of = |id: u64| g.layout().decompose(id).unwrap().ticks;
+        assert_eq!(tick_of(first.get()), T0_MS);
+        let mover = {
+            let (g, clock) = (Arc::clone(&g), clock.clone());
+            thread::spawn(move || {
+                clock.advance(Duration::from_millis(1));
+                mint(&g, 1)
+            })
+        };
+        let read = g.layout().ticks_at(i128::from(clock.unix_ns())).unwrap();
+        let mine = mint(&g, 1);
+        for &id in &mine {
+            assert!(
+                tick_of(id) >= read,
+                "an ID of tick {} minted after the clock read tick {read}",
+                tick_of(id)
+            );
+        }
+        check(vec![mine, mover.join().unwrap()]);
+    });
+}
+
+/// The same race on a model of the fast path's time test, with the order of the raise as
+/// the variant: the generator's (after the entering compare-and-swap) holds; raised before
+/// it, a thread can read the new tick's start while the word is still in the old tick, and
+/// its compare-and-swap from the old word succeeds: an ID of a tick that ended before its
+/// reading. Loom finds it.
+mod entered_tick {
+    use flakeid::__private::{Shape, Step, reserve};
+    use flakeid::ClockPolicy;
+    use loom::sync::atomic::{AtomicU64, Ordering};
+
+    /// Ticks as the clock's unit; the word's shape has one sequence bit.
+    pub struct Model {
+        pub state: AtomicU64,
+        pub tick_start: AtomicU64,
+        pub shape: Shape,
+        pub raise_first: bool,
+    }
+
+    impl Model {
+        /// In tick 1 with one ID of it minted.
+        pub fn new(raise_first: bool) -> Self {
+            let shape = Shape {
+                sequence_bits: 1,
+                max_sequence: 1,
+                max_ticks: 15,
+                guard_bits: 0,
+            };
+            Model {
+                state: AtomicU64::new(shape.pack(1, 0)),
+                tick_start: AtomicU64::new(1),
+                shape,
+                raise_first,
+            }
+        }
+
+        /// One mint at the clock's reading `now` (in ticks): the tick of the ID.
+        pub fn next(&self, clock: &AtomicU64) -> Option<u64> {
+            let s = self.shape;
+            let word = self.state.load(Ordering::Acquire);
+            if s.sequence(word) < s.max_sequence
+                && self.tick_start.load(Ordering::Acquire) == clock.load(Ordering::Acquire)
+                && self
+                    .state
+                    .compare_exchange(word, word + 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
+                return Some(s.ticks(word + 1));
+            }
+            loop {
+                let word = self.state.load(Ordering::Acquire);
+                let now = clock.load(Ordering::Acquire);
+                let Step::Mint { first, last } = reserve(s, word, now, ClockPolicy::Reject, 1)
+                else {
+                    return None;
+                };
+                if self.raise_first {
+                    // The bug: the new tick's start is published before the word is in it.
+                    self.tick_start.fetch_max(s.ticks(last), Ordering::Release);
+                }
+                if self
+                    .state
+                    .compare_exchange(word, last, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    self.tick_start.fetch_max(s.ticks(last), Ordering::Release);
+                    return Some(s.ticks(first));
+                }
+            }
+        }
+    }
+}
+
+/// A thread moves the clock to tick 2 and mints; the other reads the clock, then mints:
+/// its ID is never of a tick before its reading.
+fn race_entered_tick(raise_first: bool) {
+    use loom::sync::atomic::{AtomicU64, Ordering};
+    let g = Arc::new(entered_tick::Model::new(raise_first));
+    let clock = Arc::new(AtomicU64::new(1));
+    let mover = {
+        let (g, clock) = (Arc::clone(&g), Arc::clone(&clock));
+        thread::spawn(move || {
+            clock.store(2, Ordering::Release);
+            g.next(&clock)
+        })
+    };
+    let read = clock.load(Ordering::Acquire);
+    if let Some(tick) = g.next(&clock) {
+        assert!(
+            tick >= read,
+            "an ID of tick {tick} minted after the clock read tick {read}"
+        );
+    }
+    mover.join().unwrap();
+}
+
+#[test]
+fn the_entered_tick_model_holds() {
+    model("tick_start model, raised after the CAS", || {
+        race_entered_tick(false)
+    });
+}
+
+#[test]
+fn a_tick_start_raised_before_the_cas_is_caught() {
+    let message = must_fail("the ID of an ended tick", || {
+        loom::model(|| race_entered_tick(true));
+    });
+    assert!(
+        message.contains("minted after the clock read"),
+        "failed for another reason: {message}"
+    );
 }

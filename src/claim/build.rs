@@ -82,9 +82,6 @@ impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
             })
             .collect::<Result<Box<[_]>, Error>>()
             .map_err(ClaimError::Build)?;
-        Ok(ShardedGenerator {
-            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
-            shards: generators,
-        })
+        Ok(ShardedGenerator::from_shards(generators, None))
     }
 }

@@ -89,9 +89,25 @@ impl CoarseClock {
                     std::thread::sleep(interval);
                 }
             });
+        match spawned {
+            Ok(_) => CoarseClock {
+                shared,
+                ticking: true,
+            },
+            Err(_) => Self::without_thread(shared),
+        }
+    }
+
+    /// The clock when its thread could not start: nothing will publish, so the atomic
+    /// holds [`NO_RECENT_READING`](super::NO_RECENT_READING) and the fast paths that load it
+    /// take the precise clock (the thread never ran: this store is the only write).
+    fn without_thread(shared: Arc<Ticker>) -> Self {
+        shared
+            .recent
+            .store(super::NO_RECENT_READING, Ordering::Relaxed);
         CoarseClock {
             shared,
-            ticking: spawned.is_ok(),
+            ticking: false,
         }
     }
 }
@@ -106,7 +122,7 @@ impl Clock for CoarseClock {
     #[inline]
     fn unix_ns(&self) -> u64 {
         let now = self.shared.precise.unix_ns();
-        if now > self.shared.recent.load(Ordering::Relaxed) + PUBLISH_SLACK_NS {
+        if self.ticking && now > self.shared.recent.load(Ordering::Relaxed) + PUBLISH_SLACK_NS {
             self.shared.recent.fetch_max(now, Ordering::Relaxed);
         }
         now
@@ -123,7 +139,8 @@ impl Clock for CoarseClock {
 
     #[inline]
     fn recent_atomic(&self) -> Option<&core::sync::atomic::AtomicU64> {
-        self.ticking.then_some(&*self.shared.recent)
+        // Without the thread it holds `NO_RECENT_READING`: no test of `ticking` per read.
+        Some(&*self.shared.recent)
     }
 }
 
@@ -132,8 +149,8 @@ mod tests {
     use super::*;
 
     /// Without its thread (as when the OS refuses one) the coarse reading is the precise
-    /// one, however long ago the last precise read was: the fast path never mints on a
-    /// stale reading.
+    /// one, however long ago the last precise read was, and the published atomic holds no
+    /// reading: the fast path never mints on a stale reading.
     #[test]
     fn without_a_thread_the_coarse_reading_is_the_precise_one() {
         let precise = MonotonicClock::new();
@@ -141,10 +158,13 @@ mod tests {
             recent: crossbeam_utils::CachePadded::new(AtomicU64::new(precise.unix_ns())),
             precise,
         };
-        let clock = CoarseClock {
-            shared: Arc::new(ticker),
-            ticking: false,
-        };
+        let clock = CoarseClock::without_thread(Arc::new(ticker));
+        // A fast path that loads the atomic (the generator's, a lease's) sees no reading,
+        // not the one taken when the clock was made, which may lie in the tick it mints in.
+        assert_eq!(
+            clock.recent_atomic().map(|a| a.load(Ordering::Relaxed)),
+            Some(super::super::NO_RECENT_READING)
+        );
         for _ in 0..3 {
             let before = clock.unix_ns();
             std::thread::sleep(Duration::from_millis(5));

@@ -21,6 +21,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 use crate::sync::{AtomicU64, Ordering};
 
+/// What a [`Clock::recent_atomic`] holds when the clock has no recent reading to give (a
+/// [`CoarseClock`] whose background thread could not start): read it as "ask
+/// [`Clock::unix_ns`]". A generator reads it as past its tick (only the last tick the clock
+/// reaches, in 2554, holds it), so it takes its slow path, which reads [`Clock::unix_ns`].
+pub const NO_RECENT_READING: u64 = u64::MAX;
+
 /// A source of the current time, in nanoseconds since 1970-01-01T00:00:00Z.
 ///
 /// A generator reads its clock once per ID on the fast path, so implementations should be
@@ -43,9 +49,12 @@ pub trait Clock {
     /// Where [`Clock::recent_unix_ns`] comes from, when it is one relaxed load of an atomic
     /// that holds Unix nanoseconds (as the [`CoarseClock`]'s published reading is): then a
     /// [`Lease`](crate::generator::Lease) keeps the reference and loads it itself, one indirection less
-    /// per ID. Every load of it must obey [`Clock::recent_unix_ns`]'s rules (never ahead of
-    /// [`Clock::unix_ns`], a bounded lag), for as long as the clock lives. The default is
-    /// `None`: the lease calls [`Clock::recent_unix_ns`].
+    /// per ID, and so does a generator's fast path. Every load of it must obey
+    /// [`Clock::recent_unix_ns`]'s rules (never ahead of [`Clock::unix_ns`], a bounded lag),
+    /// for as long as the clock lives, or read [`NO_RECENT_READING`] (`u64::MAX`): no
+    /// reading to give, so the reader takes the precise clock (a generator reads it as past
+    /// its tick and goes to its slow path). The default is `None`: readers call
+    /// [`Clock::recent_unix_ns`].
     #[cfg(target_has_atomic = "64")]
     #[inline]
     fn recent_atomic(&self) -> Option<&core::sync::atomic::AtomicU64> {

@@ -342,6 +342,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             && guarded.guard_bits > 0
             && guarded.sequence_bits + guarded.guard_bits > MIN_ADDERS_LOG2;
         let shape = if fetch_add { guarded } else { shape };
+        let aligned = shape.tick_shift() + layout.sequence_shift() == layout.time_shift();
         let mut word = shape.initial();
         if let Some(last) = resume_after {
             let parts = layout.decompose(last)?;
@@ -377,10 +378,19 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             state: CachePadded::new(AtomicU64::new(word)),
             fetch_add,
             miss_mask: state::LEASED | shape.guard_mask(),
+            live_mask: state::LEASED | shape.guard_mask() | shape.max_sequence,
             held: AtomicU64::new(word),
             shape,
+            tick_start: AtomicU64::new(
+                (word >> shape.tick_shift())
+                    .saturating_mul(layout.unit_ns())
+                    .saturating_add(layout.tick0_ns()),
+            ),
+            tick_shift: shape.tick_shift(),
             time_shift: layout.time_shift(),
             sequence_shift: layout.sequence_shift(),
+            aligned,
+            plain: aligned && !fetch_add,
             node_field: node << layout.node_shift(),
             unit_ns: layout.unit_ns(),
             tick0_ns: layout.tick0_ns(),

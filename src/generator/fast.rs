@@ -1,12 +1,178 @@
-//! The wait-free fast path (`FastPath::FetchAdd`): one `fetch_add`, and the repair of an add that made no ID.
+//! The fast paths: the compare-and-swap one inlined into callers (`plain`: the word is the
+//! ID less its node), the others out of line (by `fetch_add`, and the repair of an add
+//! that made no ID; by compare-and-swap where the ID's fields must be moved apart), and
+//! what they share: the clock's recent reading and the tick the word was last moved into.
 
-use super::{Generator, TickGate};
+use super::{BACKOFF_CAP, Generator, TickGate};
 use crate::clock::Clock;
 use crate::id::Id;
 use crate::state;
-use crate::sync::Ordering;
+use crate::sync::{self, Ordering};
 
 impl<C: Clock, G: TickGate> Generator<C, G> {
+    /// The clock's recent reading, from its published atomic where it has one (the
+    /// [`CoarseClock`](crate::clock::CoarseClock)'s: one load, no call through the clock).
+    #[inline(always)]
+    pub(super) fn recent_ns(&self) -> u64 {
+        #[cfg(target_has_atomic = "64")]
+        if let Some(recent) = self.clock.recent_atomic() {
+            return recent.load(core::sync::atomic::Ordering::Relaxed);
+        }
+        self.clock.recent_unix_ns()
+    }
+
+    /// Whether the clock's recent reading lies in the tick the word was last moved into
+    /// (see `tick_start`): the fast path's whole test of the time, one load, one
+    /// subtraction, one comparison (a reading before the tick wraps to far above its
+    /// length).
+    #[inline(always)]
+    pub(super) fn in_entered_tick(&self) -> bool {
+        let start = self.tick_start.load(Ordering::Acquire);
+        self.recent_ns().wrapping_sub(start) < self.unit_ns
+    }
+
+    /// The start of `word`'s tick in Unix ns, in `u64`: a word's tick is at most
+    /// [`Shape::max_ticks`], whose start fits (the shape bounds it by the clock's reach).
+    #[inline(always)]
+    pub(super) fn tick_start_u64(&self, word: u64) -> u64 {
+        debug_assert!(word & state::LEASED == 0 && self.shape.ticks(word) <= self.shape.max_ticks);
+        (word >> self.tick_shift)
+            .wrapping_mul(self.unit_ns)
+            .wrapping_add(self.tick0_ns)
+    }
+
+    /// After the slow path moved the word to `word` (by its compare-and-swap, or the lease
+    /// holder's store): raises `tick_start` to the start of `word`'s tick, if below.
+    #[inline]
+    pub(super) fn entered(&self, word: u64) {
+        let start = self.tick_start_u64(word);
+        if self.tick_start.load(Ordering::Relaxed) < start {
+            self.tick_start.fetch_max(start, Ordering::Release);
+        }
+    }
+
+    /// The fast path, shared by [`Generator::next_id`] and [`Generator::try_next_id`]: the
+    /// ID, or 0 on a miss, for the slow path (no ID is 0: no generator mints in tick 0, the
+    /// tick of its first word, whose sequence is full). Inlined where the generator is
+    /// `plain`; out of line, by `fetch_add` or by CAS on a word whose ID needs its fields
+    /// moved apart.
+    #[inline(always)]
+    pub(crate) fn mint_same_tick(&self) -> u64 {
+        if self.plain {
+            self.mint_plain()
+        } else {
+            self.mint_other()
+        }
+    }
+
+    /// The fast path inlined into callers, where the word is the ID less its node and the
+    /// generator mints by CAS (`plain`, the common case): the ID, or 0 on a miss (no ID is
+    /// 0: the word's tick never is, and the shift loses none of its bits).
+    #[inline(always)]
+    fn mint_plain(&self) -> u64 {
+        // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
+        // clock read after the clock read of whoever stored the word it sees: with a clock
+        // that is monotonic across cores, a thread never sees a tick "from the future".
+        let word = self.state.load(Ordering::Acquire);
+        let Some(next) = self.same_tick_step(word) else {
+            return 0;
+        };
+        match self
+            .state
+            .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => self.id_of_aligned(next),
+            Err(actual) => self.mint_by_cas_contended(actual).map_or(0, Id::get),
+        }
+    }
+
+    /// The fast paths that are not `plain`: by `fetch_add`, or by CAS on a word whose ID
+    /// needs its fields moved apart. The ID, or 0 on a miss. Out of line, so the inlined
+    /// path stays small.
+    #[inline(never)]
+    fn mint_other(&self) -> u64 {
+        let fast = if self.fetch_add {
+            self.mint_by_add()
+        } else {
+            self.mint_by_cas()
+        };
+        fast.map_or(0, Id::get)
+    }
+
+    /// The compare-and-swap fast path where the word is not the ID less its node: one CAS
+    /// while the word's tick is current and has sequence left; otherwise `None`, for the
+    /// slow path. A lost race goes on in [`Generator::mint_by_cas_contended`], as on the
+    /// inlined path.
+    #[inline(always)]
+    fn mint_by_cas(&self) -> Option<Id> {
+        // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
+        // clock read after the clock read of whoever stored the word it sees: with a clock
+        // that is monotonic across cores, a thread never sees a tick "from the future".
+        let word = self.state.load(Ordering::Acquire);
+        let next = self.same_tick_step(word)?;
+        match self
+            .state
+            .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Some(self.id(next)),
+            Err(actual) => self.mint_by_cas_contended(actual),
+        }
+    }
+
+    /// The fast path after a failed CAS (a lost race, or a spurious failure), with the word
+    /// the CAS found: CAS loops, backing off, while that word's tick is current and has
+    /// sequence left; otherwise `None`, for the slow path. A failed CAS means retry
+    /// with a fresh word, so the loop is correct whether or not spurious failures happen.
+    #[cold]
+    #[inline(never)]
+    fn mint_by_cas_contended(&self, mut word: u64) -> Option<Id> {
+        let mut failures = 0;
+        while let Some(next) = self.same_tick_step(word) {
+            match self
+                .state
+                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(self.id(next)),
+                Err(actual) => word = self.back_off(actual, &mut failures),
+            }
+        }
+        None
+    }
+
+    /// The fast path's whole decision: if the word has sequence left (and no lease bit and
+    /// no guard bit) and the clock's recent reading lies in the tick the word was last
+    /// moved into, the next word is `word + 1` (what [`state::reserve`] says for a clock in
+    /// the word's tick, under every policy). Anything else (a new tick, an exhausted
+    /// sequence, a clock that reads behind, a leased word) goes to the slow path, which
+    /// decides on the precise clock.
+    #[inline(always)]
+    fn same_tick_step(&self, word: u64) -> Option<u64> {
+        if word & self.live_mask >= self.shape.max_sequence {
+            return None;
+        }
+        self.in_entered_tick().then_some(word + 1)
+    }
+
+    /// After a lost CAS race, with the word the CAS found: retry with it at once the
+    /// first time (the failed CAS left the line in this core's cache), and after further
+    /// losses spin a little first, exponentially longer (up to `2^BACKOFF_CAP` spin
+    /// hints), so the threads stop bouncing the line. Under loom one hint (a yield there).
+    #[cold]
+    pub(super) fn back_off(&self, actual: u64, failures: &mut u32) -> u64 {
+        if *failures > 0 {
+            let spins = if cfg!(flakeid_loom) {
+                1
+            } else {
+                1 << (*failures).min(BACKOFF_CAP)
+            };
+            for _ in 0..spins {
+                sync::spin_loop();
+            }
+        }
+        *failures += 1;
+        actual
+    }
+
     /// The wait-free fast path: one `fetch_add`, and the ID is the word it made if that
     /// word is an ID (no lease bit, no guard bit) of the tick the clock's recent reading
     /// lies in. Anything else is a miss, which hands out nothing: the add is undone if no
@@ -22,17 +188,19 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// so the tick still only changes on the slow path. Modelled in `loom-tests`, with the
     /// known-wrong carry (the next tick taken by the add) that loom catches.
     #[inline(always)]
-    pub(super) fn mint_by_add(&self) -> Result<Id, u64> {
+    pub(super) fn mint_by_add(&self) -> Option<Id> {
         // AcqRel, as the CAS path: this thread's clock read comes after the clock read of
         // whoever made the word it added to.
         let word = self.state.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+        // The start of the word's own tick (not the generator's `tick_start`, which may lag
+        // the tick the add landed in, and would turn a good word into a gap).
         if word & self.miss_mask == 0
-            && u128::from(self.clock.recent_unix_ns()).wrapping_sub(self.tick_start_of(word))
-                < u128::from(self.unit_ns)
+            && self.recent_ns().wrapping_sub(self.tick_start_u64(word)) < self.unit_ns
         {
-            return Ok(self.id(word));
+            return Some(self.id(word));
         }
-        Err(self.missed_add(word))
+        self.missed_add(word);
+        None
     }
 
     /// After an add that made no ID: undoes it if no other thread's add or CAS came after
@@ -47,16 +215,16 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// word it hands out), so nothing above `made - 1` was handed out.
     #[cold]
     #[inline(never)]
-    pub(super) fn missed_add(&self, made: u64) -> u64 {
+    pub(super) fn missed_add(&self, made: u64) {
         if made & state::LEASED != 0 {
             // The lease holder's `held` is the word; this lands on a copy it overwrites.
-            return made;
+            return;
         }
         let Err(mut word) =
             self.state
                 .compare_exchange(made, made - 1, Ordering::AcqRel, Ordering::Acquire)
         else {
-            return made;
+            return;
         };
         while word & state::LEASED == 0 && self.shape.needs_compaction(word) {
             match self.state.compare_exchange_weak(
@@ -69,6 +237,5 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
                 Err(actual) => word = actual,
             }
         }
-        made
     }
 }

@@ -1,6 +1,6 @@
-//! The lock-free generator: one packed `AtomicU64` advanced by compare-and-swap, and its
-//! fast path (same tick, sequence left). The rest, one concern per file: `slow` (a tick
-//! changes, waits, refusals), `batch` (`next_ids`, [`Ids`]), `lease` ([`Lease`]),
+//! The lock-free generator: one packed `AtomicU64` advanced by compare-and-swap, and the
+//! calls that mint one ID. The rest, one concern per file: `fast` (same tick, sequence
+//! left: the fast paths), `slow` (a tick changes, waits, refusals), `batch` (`next_ids`, [`Ids`]), `lease` ([`Lease`]),
 //! `builder` ([`GeneratorBuilder`]), `policy` ([`ClockPolicy`]).
 
 mod batch;
@@ -33,7 +33,7 @@ use crate::error::MintError;
 use crate::id::Id;
 use crate::layout::Layout;
 use crate::state::{self, Shape};
-use crate::sync::{self, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// The clock a generator gets when none is named: the [`CoarseClock`](crate::clock::CoarseClock),
 /// the [`MonotonicClock`](crate::clock::MonotonicClock) plus a reading a background thread publishes every millisecond.
@@ -99,14 +99,37 @@ pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     /// The bits of a word handed back by `fetch_add` that make it no ID: the lease bit and
     /// the guard.
     miss_mask: u64,
+    /// The compare-and-swap path's one test of a word: `word & live_mask` is below the
+    /// largest sequence number exactly when the word has no lease bit, no guard bit and
+    /// sequence left.
+    live_mask: u64,
     /// While leased, the word as the lease holder (its only reader and writer) has it; the
     /// shared `state` then holds the lease bit and whatever blind adds of other threads
     /// land on it, which the lease's end overwrites with this.
     held: AtomicU64,
     shape: Shape,
+    /// The start (in Unix ns) of the tick a slow path last moved the word into (at first,
+    /// of the first word's tick): the fast path mints in the word's tick while the clock's
+    /// recent reading lies in the tick that starts here (one subtraction and comparison, no
+    /// multiplication). Raised (`fetch_max`, Release) only after the compare-and-swap that
+    /// entered the tick, so a fast path that reads a start (Acquire) also sees the word in
+    /// that tick or later, and its compare-and-swap from an older word fails: an ID is never
+    /// of a tick that ended before the reading its minter took (modelled in `loom-tests`,
+    /// with the known-wrong order, raised before the compare-and-swap, that loom catches).
+    /// It may lag the word's tick by the instant between another thread's compare-and-swap
+    /// and its raise: a reading in that earlier tick then mints in the word's, which the
+    /// precise clock reached, or misses, and the slow path raises it.
+    tick_start: AtomicU64,
+    /// `shape.tick_shift()`, kept so the slow path does not add it up.
+    tick_shift: u32,
     /// Where a word's tick and sequence go in the ID.
     time_shift: u32,
     sequence_shift: u32,
+    /// Whether the word is the ID less its node, shifted right by `sequence_shift` (the
+    /// shape's gap: see [`Shape`]), so that an ID is `(word << sequence_shift) | node_field`.
+    aligned: bool,
+    /// `aligned` and not `fetch_add`: the fast path that is inlined into callers.
+    plain: bool,
     /// The node id, already shifted into place.
     node_field: u64,
     unit_ns: u64,
@@ -140,6 +163,12 @@ impl<C, G: TickGate> Drop for Generator<C, G> {
 }
 
 impl<C, G: TickGate> Generator<C, G> {
+    /// Leaves this generator leased for good, so its fast path always misses (the
+    /// sharded generator's stand-in for a thread with no slot; never minted on).
+    pub(crate) fn make_inert(&self) {
+        self.state.store(state::LEASED, Ordering::Release);
+    }
+
     /// The word of the last ID handed out, as [`Generator::last_id`] reports it: a spent
     /// word as its tick's last, and while the word is leased, the lease's own word as the
     /// end of its tick (the holder stores a word of a tick before it mints in that tick).
@@ -227,12 +256,24 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         1 << self.sequence_shift
     }
 
-    /// The ID of a word that is not spent.
+    /// The ID of a word that is not spent: one shift and one OR where the word is the ID
+    /// less its node (see [`Shape`]), else the tick and the sequence moved apart.
     #[inline(always)]
     pub(super) fn id_of(&self, word: u64) -> u64 {
-        (self.shape.ticks(word) << self.time_shift)
-            | (self.shape.sequence(word) << self.sequence_shift)
-            | self.node_field
+        if self.aligned {
+            self.id_of_aligned(word)
+        } else {
+            ((word >> self.tick_shift) << self.time_shift)
+                | (self.shape.sequence(word) << self.sequence_shift)
+                | self.node_field
+        }
+    }
+
+    /// [`Generator::id_of`] where the word is the ID less its node (`aligned`).
+    #[inline(always)]
+    fn id_of_aligned(&self, word: u64) -> u64 {
+        debug_assert!(self.aligned);
+        (word << self.sequence_shift) | self.node_field
     }
 
     /// The clock's tick; may lie past the lifetime, which [`state::reserve`] reports.
@@ -262,67 +303,9 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     #[inline]
     pub fn next_id(&self) -> Result<Id, MintError> {
         match self.mint_same_tick() {
-            Ok(id) => Ok(id),
-            Err(_) => self.next_id_slow::<false, true>(),
+            0 => self.next_id_slow::<false, true>(),
+            id => Ok(Id::from_raw(id)),
         }
-    }
-
-    /// The fast path, shared by [`Generator::next_id`] and [`Generator::try_next_id`]:
-    /// one `fetch_add` where the word has a guard, else a CAS loop. On a miss it hands back
-    /// a word for the slow path (which reloads it).
-    #[inline(always)]
-    pub(super) fn mint_same_tick(&self) -> Result<Id, u64> {
-        if self.fetch_add {
-            self.mint_by_add()
-        } else {
-            self.mint_by_cas()
-        }
-    }
-
-    /// The compare-and-swap fast path: CAS loops while the word's tick is current and has
-    /// sequence left; otherwise hands back the word it last saw, for the slow path.
-    #[inline(always)]
-    fn mint_by_cas(&self) -> Result<Id, u64> {
-        // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
-        // clock read after the clock read of whoever stored the word it sees: with a clock
-        // that is monotonic across cores, a thread never sees a tick "from the future".
-        let mut word = self.state.load(Ordering::Acquire);
-        let mut failures = 0;
-        while let Some(next) = self.same_tick_step(word) {
-            // A failed CAS (lost race or spurious) means retry with a fresh word, so the
-            // loop is correct whether or not spurious failures happen.
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Ok(self.id(next)),
-                Err(actual) => word = self.back_off(actual, &mut failures),
-            }
-        }
-        Err(word)
-    }
-
-    /// The fast path's whole decision: if the clock's recent reading lies inside the tick
-    /// of `word` and that tick has sequence numbers left, the next word is `word + 1`
-    /// (exactly what [`state::reserve`] says for that case, under every policy). No
-    /// division: the tick's start is one multiplication. Anything else (a new tick, an
-    /// exhausted sequence, a clock that reads behind, a leased word, whose lease bit makes
-    /// its tick absurdly far away) goes to the slow path, which decides on the precise
-    /// clock.
-    ///
-    /// Only the compare-and-swap path asks, and its word has no guard (the guard is there
-    /// only for `fetch_add`), so `is_spent` is always false here. The test stays: without
-    /// it this path measured slower (a code-placement effect; the figures are in
-    /// CHANGELOG.md); measure with the `hot_path` group before removing it.
-    #[inline(always)]
-    fn same_tick_step(&self, word: u64) -> Option<u64> {
-        debug_assert!(!self.fetch_add && !self.shape.is_spent(word));
-        if self.shape.sequence(word) == self.shape.max_sequence || self.shape.is_spent(word) {
-            return None;
-        }
-        let now = self.clock.recent_unix_ns();
-        (u128::from(now).wrapping_sub(self.tick_start_of(word)) < u128::from(self.unit_ns))
-            .then_some(word + 1)
     }
 
     /// Start of `word`'s tick in Unix ns: [`Layout::unix_ns_of`] on the generator's cached
@@ -341,26 +324,6 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     #[inline(always)]
     pub(super) fn id(&self, word: u64) -> Id {
         Id::from_raw(self.id_of(word))
-    }
-
-    /// After a lost CAS race, with the word the CAS found: retry with it at once the
-    /// first time (the failed CAS left the line in this core's cache), and after further
-    /// losses spin a little first, exponentially longer (up to `2^BACKOFF_CAP` spin
-    /// hints), so the threads stop bouncing the line. Under loom one hint (a yield there).
-    #[cold]
-    pub(super) fn back_off(&self, actual: u64, failures: &mut u32) -> u64 {
-        if *failures > 0 {
-            let spins = if cfg!(flakeid_loom) {
-                1
-            } else {
-                1 << (*failures).min(BACKOFF_CAP)
-            };
-            for _ in 0..spins {
-                sync::spin_loop();
-            }
-        }
-        *failures += 1;
-        actual
     }
 
     /// Loads the word: the lease holder reads its own (`held`), everyone else acquires the
@@ -393,7 +356,9 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// [`MintError::WouldBlock`] with how long (and [`MintError::Leased`] while leased).
     #[inline]
     pub fn try_next_id(&self) -> Result<Id, MintError> {
-        self.mint_same_tick()
-            .or_else(|_| self.next_id_slow::<false, false>())
+        match self.mint_same_tick() {
+            0 => self.next_id_slow::<false, false>(),
+            id => Ok(Id::from_raw(id)),
+        }
     }
 }

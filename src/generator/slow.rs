@@ -112,7 +112,11 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
                         }
                     }
                     match self.commit::<LEASED>(word, last) {
-                        Ok(()) => return Ok((first, last)),
+                        Ok(()) => {
+                            // After the commit, never before: see `tick_start`.
+                            self.entered(last);
+                            return Ok((first, last));
+                        }
                         Err(actual) => word = actual,
                     }
                 }

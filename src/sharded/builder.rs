@@ -1,76 +1,15 @@
-//! Per-core sharding: N generators, each with its own node id, so N cores mint N times the
-//! layout's cap without touching each other's cache lines.
+//! [`ShardedBuilder`]: the block of node ids, the number of shards, and building the
+//! shards.
 
 use core::fmt;
 use core::ops::Range;
 
+use super::ShardedGenerator;
 use crate::clock::Clock;
-use crate::error::{Error, MintError};
-use crate::generator::{Common, DefaultClock, Generator, Ids, TickGate, Unfenced, common_setters};
+use crate::error::Error;
+use crate::generator::{Common, DefaultClock, Generator, Unfenced, common_setters};
 use crate::id::Id;
 use crate::layout::Layout;
-
-/// N [`Generator`]s of one layout, one per shard, each with its own node id from a block
-/// the caller hands over (for Snowflake, a range of worker ids in one datacenter; for
-/// Sonyflake, a range of machine ids).
-///
-/// Each thread has a home shard, fixed for the thread's life (a dense per-thread index,
-/// taken once with one atomic increment, modulo the number of shards), and mints there.
-///
-/// What holds:
-/// - **Unique**, always: shards differ in node id, and each shard is a lock-free
-///   [`Generator`] that never hands out a (tick, sequence) twice, even when several
-///   threads share it (more threads than shards is fine, just slower).
-/// - **Strictly increasing per thread**: a thread always mints on its home shard.
-/// - **Time-ordered across shards, not strictly increasing**: two IDs from different
-///   shards compare by tick first, so an ID from a later tick is larger, but within one
-///   tick the shard with the larger node id sorts after the other whatever the order of
-///   minting.
-///
-/// For the highest rate, pin one thread per core and let each [lease](Generator::lease)
-/// its shard (see the `pinned` example).
-///
-/// ```
-/// use flakeid::{Layout, ShardedGenerator};
-///
-/// let sharded = ShardedGenerator::builder(Layout::snowflake())
-///     .datacenter(3)
-///     .workers(0..32)
-///     .shards(4)
-///     .build()?;
-/// let id = sharded.next_id()?;
-/// let parts = Layout::snowflake().decompose(id.get())?;
-/// assert_eq!(parts.node, sharded.home_shard().node());
-/// # Ok::<(), flakeid::Error>(())
-/// ```
-///
-/// `G` is the shards' [`TickGate`]: [`Unfenced`] by default, or
-/// the claim layer's `ClaimGate` for the shards of its `build_claimed` on this builder, each
-/// fenced by its own claim.
-pub struct ShardedGenerator<C = DefaultClock, G: TickGate = Unfenced> {
-    pub(crate) shards: Box<[Generator<C, G>]>,
-    /// `u64::MAX / len + 1`: turns `thread index % len` into two multiplications.
-    pub(crate) fastmod: u64,
-}
-
-impl<C, G: TickGate> fmt::Debug for ShardedGenerator<C, G> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ShardedGenerator")
-            .field("shards", &self.shards)
-            .finish()
-    }
-}
-
-/// The calling thread's dense index: 0 for the first thread that asks, 1 for the next...
-/// Taken once per thread with one relaxed increment.
-fn thread_index() -> u32 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    std::thread_local! {
-        static INDEX: u32 = NEXT.fetch_add(1, Ordering::Relaxed);
-    }
-    INDEX.with(|i| *i)
-}
 
 impl ShardedGenerator<DefaultClock> {
     /// Starts building a sharded generator for `layout`, on the default clock
@@ -84,91 +23,6 @@ impl ShardedGenerator<DefaultClock> {
             resume_after: Vec::new(),
             clock: DefaultClock::new(),
         }
-    }
-}
-
-impl<C: Clock, G: TickGate> ShardedGenerator<C, G> {
-    /// The number of shards.
-    pub fn len(&self) -> usize {
-        self.shards.len()
-    }
-
-    /// Always false: a sharded generator has at least one shard.
-    pub fn is_empty(&self) -> bool {
-        self.shards.is_empty()
-    }
-
-    /// All shards, in node id order.
-    pub fn shards(&self) -> &[Generator<C, G>] {
-        &self.shards
-    }
-
-    /// Shard `index`, if there is one.
-    pub fn shard(&self, index: usize) -> Option<&Generator<C, G>> {
-        self.shards.get(index)
-    }
-
-    /// The calling thread's home shard index.
-    #[inline]
-    pub fn home(&self) -> usize {
-        self.shard_of(thread_index())
-    }
-
-    /// The shard of the thread with dense index `index`: `index % len`, by Lemire's
-    /// fastmod (two multiplications), exact for a 32-bit index and a 32-bit divisor.
-    #[inline(always)]
-    fn shard_of(&self, index: u32) -> usize {
-        let low = self.fastmod.wrapping_mul(u64::from(index));
-        ((u128::from(low) * self.shards.len() as u128) >> 64) as usize
-    }
-
-    /// The calling thread's home shard.
-    #[inline]
-    pub fn home_shard(&self) -> &Generator<C, G> {
-        &self.shards[self.home()]
-    }
-
-    /// Mints the next ID on the calling thread's home shard (see [`Generator::next_id`]).
-    #[inline]
-    pub fn next_id(&self) -> Result<Id, MintError> {
-        self.home_shard().next_id()
-    }
-
-    /// Mints without waiting on the home shard (see [`Generator::try_next_id`]).
-    #[inline]
-    pub fn try_next_id(&self) -> Result<Id, MintError> {
-        self.home_shard().try_next_id()
-    }
-
-    /// Mints on the home shard of the thread the task runs on, awaiting the next tick
-    /// (see [`Generator::next_id_async`]; feature `tokio`). A task that moves between
-    /// threads may mint on different shards: unique always, ordered by tick.
-    #[cfg(feature = "tokio")]
-    pub async fn next_id_async(&self) -> Result<Id, MintError> {
-        self.home_shard().next_id_async().await
-    }
-
-    /// Fills `out` from the home shard (see [`Generator::next_ids`]).
-    pub fn next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
-        self.home_shard().next_ids(out)
-    }
-
-    /// Fills `out` from the home shard without waiting (see [`Generator::try_next_ids`]).
-    pub fn try_next_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
-        self.home_shard().try_next_ids(out)
-    }
-
-    /// Fills `out` from the home shard of the thread the task starts on, awaiting the next
-    /// tick (see [`Generator::next_ids_async`]; feature `tokio`). For a series that must
-    /// increase across calls, mint from one [`shard`](ShardedGenerator::shard).
-    #[cfg(feature = "tokio")]
-    pub async fn next_ids_async(&self, out: &mut [Id]) -> Result<usize, MintError> {
-        self.home_shard().next_ids_async(out).await
-    }
-
-    /// `count` IDs from the home shard, reserved in runs (see [`Generator::ids`]).
-    pub fn ids(&self, count: usize) -> Ids<'_, C, G> {
-        self.home_shard().ids(count)
     }
 }
 
@@ -355,10 +209,15 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
                 )
             })
             .collect::<Result<Box<[_]>, Error>>()?;
-        Ok(ShardedGenerator {
-            fastmod: (u64::MAX / shards as u64).wrapping_add(1),
-            shards: generators,
-        })
+        let inert = Generator::assemble(
+            layout,
+            nodes[0],
+            &self.common,
+            None,
+            Unfenced,
+            self.clock.clone(),
+        )?;
+        Ok(ShardedGenerator::from_shards(generators, Some(inert)))
     }
 }
 
@@ -377,38 +236,5 @@ impl<C> ShardedBuilder<C> {
             resume[shard] = resume[shard].max(Some(id.get()));
         }
         Ok(resume)
-    }
-}
-
-#[cfg(all(test, not(flakeid_loom)))]
-mod tests {
-    use crate::clock::ManualClock;
-    use crate::{Layout, ShardedGenerator};
-
-    /// The generator's own `shard_of` (what `home` calls), built as `build` builds it, for
-    /// every shard count up to 67 and indexes at both ends of `u32`.
-    #[test]
-    fn home_shard_is_the_thread_index_modulo_the_shards() {
-        let layout = Layout::builder()
-            .time_bits(40)
-            .sequence_bits(8)
-            .node_bits(7)
-            .build()
-            .unwrap();
-        for len in 1..=67usize {
-            let sharded = ShardedGenerator::builder(layout)
-                .nodes(0..len as u64)
-                .shards(len)
-                .clock(ManualClock::from_unix_ms(1_000))
-                .build()
-                .unwrap();
-            for index in (0..2000u32).chain([u32::MAX - 5, u32::MAX]) {
-                assert_eq!(
-                    sharded.shard_of(index),
-                    index as usize % len,
-                    "{index} % {len}"
-                );
-            }
-        }
     }
 }

@@ -152,9 +152,79 @@ fn decode(c: &mut Criterion) {
     }
 }
 
+/// Decimal text of 4,096 Snowflake IDs into one buffer (what the service's JSON batches and
+/// the tool's rows write per ID): flakeid's writer beside `itoa`, std's `write!`, and the
+/// digit-at-a-time loop `Encoding::Decimal` had before. Each writer's bytes are checked
+/// against std's first.
+fn decimal(c: &mut Criterion) {
+    use std::io::Write;
+    const N: usize = 4096;
+    let layout = Layout::snowflake();
+    let input = ids(&layout, N);
+    let mut group = c.benchmark_group("decimal_4096");
+    group.throughput(Throughput::Elements(N as u64));
+    let mut out = Vec::with_capacity(N * 21);
+    let std_text = |out: &mut Vec<u8>| {
+        out.clear();
+        for &id in &input {
+            write!(out, "{id}").unwrap();
+            out.push(b',');
+        }
+    };
+    let flakeid_text = |out: &mut Vec<u8>| {
+        out.clear();
+        let mut buf = [0u8; flakeid::Encoding::MAX_LEN];
+        for &id in &input {
+            let len = flakeid::Encoding::Decimal.write(id, &mut buf);
+            out.extend_from_slice(&buf[..len]);
+            out.push(b',');
+        }
+    };
+    let itoa_text = |out: &mut Vec<u8>| {
+        out.clear();
+        let mut buf = itoa::Buffer::new();
+        for &id in &input {
+            out.extend_from_slice(buf.format(id).as_bytes());
+            out.push(b',');
+        }
+    };
+    let digit_loop = |out: &mut Vec<u8>| {
+        out.clear();
+        for &id in &input {
+            let mut tmp = [0u8; 20];
+            let (mut at, mut n) = (20, id);
+            loop {
+                at -= 1;
+                tmp[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            out.extend_from_slice(&tmp[at..]);
+            out.push(b',');
+        }
+    };
+    std_text(&mut out);
+    let want = out.clone();
+    type Writer<'a> = &'a dyn Fn(&mut Vec<u8>);
+    let writers: [(&str, Writer); 4] = [
+        ("flakeid Encoding::Decimal.write", &flakeid_text),
+        ("itoa", &itoa_text),
+        ("std write!", &std_text),
+        ("digit at a time (Encoding::Decimal before)", &digit_loop),
+    ];
+    for (name, write) in writers {
+        write(&mut out);
+        assert_eq!(out, want, "{name}");
+        group.bench_function(name, |b| b.iter(|| write(black_box(&mut out))));
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = decode
+    targets = decode, decimal
 }
 criterion_main!(benches);

@@ -26,23 +26,26 @@ impl Encoding {
     /// Writes `id` into `buf` and returns the text.
     #[inline]
     pub fn encode(self, id: u64, buf: &mut [u8; Self::MAX_LEN]) -> &str {
-        let len = match self {
-            Encoding::Decimal => {
-                let mut tmp = [0u8; Self::MAX_LEN];
-                let mut at = Self::MAX_LEN;
-                let mut n = id;
-                loop {
-                    at -= 1;
-                    tmp[at] = b'0' + (n % 10) as u8;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-                let len = Self::MAX_LEN - at;
-                buf[..len].copy_from_slice(&tmp[at..]);
-                len
-            }
+        let len = self.write(id, buf);
+        // Every byte written is ASCII.
+        core::str::from_utf8(&buf[..len]).unwrap_or_default()
+    }
+
+    /// Writes `id` at the start of `buf` and returns its length in bytes (ASCII): the text
+    /// of [`Encoding::encode`] for writers that collect bytes (the tool's rows, the
+    /// service's batches), without checking it is text.
+    ///
+    /// ```
+    /// use flakeid::Encoding;
+    ///
+    /// let mut buf = [0u8; Encoding::MAX_LEN];
+    /// let len = Encoding::Decimal.write(1_234_567, &mut buf);
+    /// assert_eq!(&buf[..len], b"1234567");
+    /// ```
+    #[inline]
+    pub fn write(self, id: u64, buf: &mut [u8; Self::MAX_LEN]) -> usize {
+        match self {
+            Encoding::Decimal => decimal(id, buf),
             Encoding::Hex => {
                 buf[0] = b'0';
                 buf[1] = b'x';
@@ -61,9 +64,7 @@ impl Encoding {
                 }
                 13
             }
-        };
-        // Every byte written above is ASCII.
-        core::str::from_utf8(&buf[..len]).unwrap_or_default()
+        }
     }
 
     /// Parses text in this encoding (surrounding whitespace allowed; hex with or without
@@ -165,6 +166,44 @@ fn fold(
     Ok(value)
 }
 
+/// The decimal digits of 0 to 99, two bytes each.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `v` in decimal at the start of `buf`, four digits a step (one division of a
+/// `u64` by 10,000, the rest in `u32`, two digits a table lookup), straight into place:
+/// its length is known first. Returns the length.
+#[inline]
+fn decimal(mut v: u64, buf: &mut [u8; Encoding::MAX_LEN]) -> usize {
+    let len = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let mut at = len;
+    while v >= 10_000 {
+        let four = (v % 10_000) as u32;
+        v /= 10_000;
+        let (hi, lo) = ((four / 100) as usize * 2, (four % 100) as usize * 2);
+        buf[at - 4..at - 2].copy_from_slice(&PAIRS[hi..hi + 2]);
+        buf[at - 2..at].copy_from_slice(&PAIRS[lo..lo + 2]);
+        at -= 4;
+    }
+    let mut v = v as u32;
+    if v >= 100 {
+        let lo = (v % 100) as usize * 2;
+        v /= 100;
+        buf[at - 2..at].copy_from_slice(&PAIRS[lo..lo + 2]);
+        at -= 2;
+    }
+    if v >= 10 {
+        let pair = v as usize * 2;
+        buf[at - 2..at].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        buf[at - 1] = b'0' + v as u8;
+    }
+    len
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +214,10 @@ mod tests {
     fn round_trip_and_sort_order() {
         let mut rng = 0x2545_F491_4F6C_DD1Du64;
         let mut values = vec![0, 1, 9, 10, 31, 32, i64::MAX as u64, 1 << 63, u64::MAX];
+        // Every length of decimal, at both ends.
+        for p in 1..20 {
+            values.extend([10u64.pow(p) - 1, 10u64.pow(p)]);
+        }
         for _ in 0..10_000 {
             rng ^= rng << 13;
             rng ^= rng >> 7;
@@ -186,6 +229,9 @@ mod tests {
             for &v in &values {
                 let text = e.encode(v, &mut buf).to_owned();
                 assert_eq!(e.parse(&text), Ok(v), "{e:?} {text}");
+                if e == Encoding::Decimal {
+                    assert_eq!(text, v.to_string());
+                }
                 // parse_any reads every encoding back exactly, except base32 text that
                 // looks like another encoding (documented): digits only read as decimal,
                 // a leading `0X` as hex. Those must still parse, as the other encoding.

@@ -54,12 +54,11 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             match self.reserve::<LEASED, BLOCK>((out.len() - filled) as u64, &mut budget) {
                 Ok((first, last)) => {
                     let run = (last - first + 1) as usize;
-                    // A run lies in one tick, so its IDs are evenly spaced: one sequence
-                    // step apart. A plain affine fill, which the compiler vectorises.
-                    let (base, step) = (self.id_of(first), self.sequence_step());
-                    for (k, slot) in out[filled..filled + run].iter_mut().enumerate() {
-                        *slot = Id::from_raw(base + k as u64 * step);
-                    }
+                    affine_fill(
+                        &mut out[filled..filled + run],
+                        self.id_of(first),
+                        self.sequence_step(),
+                    );
                     filled += run;
                 }
                 Err(_) if filled > 0 => return Ok(filled),
@@ -198,4 +197,22 @@ impl<C: Clock, G: TickGate, const LEASED: bool> Iterator for Ids<'_, C, G, LEASE
 impl<C: Clock, G: TickGate, const LEASED: bool> core::iter::FusedIterator
     for Ids<'_, C, G, LEASED>
 {
+}
+
+/// Writes `base`, `base + step`, `base + 2 step`... into `out`: a run lies in one tick, so
+/// its IDs are evenly spaced, one sequence step apart. A plain affine fill the compiler
+/// vectorises; consecutive IDs (the sequence as the low field, `step` 1) get a loop of
+/// their own, an add per lane and no multiply (there is no 64-bit vector multiply before
+/// AVX-512).
+#[inline]
+pub(crate) fn affine_fill(out: &mut [Id], base: u64, step: u64) {
+    if step == 1 {
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = Id::from_raw(base + k as u64);
+        }
+    } else {
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = Id::from_raw(base + k as u64 * step);
+        }
+    }
 }

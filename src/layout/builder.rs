@@ -179,7 +179,10 @@ impl LayoutBuilder {
             grid: self.grid,
             unit_ns,
             epoch_unix_ns,
-        };
+            tick0_ms: 0,
+            unit_ms: 0,
+        }
+        .derived();
         Ok(layout)
     }
 }

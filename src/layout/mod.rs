@@ -120,6 +120,12 @@ pub struct Layout {
     grid: Grid,
     unit_ns: u64,
     epoch_unix_ns: u64,
+    /// Derived when the layout is made ([`Layout::derived`]), so that
+    /// [`Layout::unix_ms_of`] is one multiply and one add: the start of tick 0 in whole
+    /// Unix milliseconds (rounded down), and the unit in milliseconds, 0 where the unit is
+    /// not a whole number of them (then the exact 128-bit path).
+    tick0_ms: u64,
+    unit_ms: u64,
 }
 
 /// The widest ID a JavaScript number holds exactly: 53 bits (`Number.MAX_SAFE_INTEGER`).
@@ -195,6 +201,18 @@ impl Layout {
     /// Width of Snowflake's datacenter part, the high bits of the node field (0 if none).
     pub const fn datacenter_bits(&self) -> u32 {
         self.datacenter_bits as u32
+    }
+    /// The layout with its derived fields (`tick0_ms`, `unit_ms`) set from the others:
+    /// every constructor ends here.
+    pub(crate) const fn derived(mut self) -> Layout {
+        if self.unit_ns.is_multiple_of(NS_PER_MS) {
+            self.tick0_ms = self.tick0_ns() / NS_PER_MS;
+            self.unit_ms = self.unit_ns / NS_PER_MS;
+        } else {
+            self.tick0_ms = 0;
+            self.unit_ms = 0;
+        }
+        self
     }
     /// The same layout with the node field not split into datacenter and worker: the
     /// same IDs, named differently.

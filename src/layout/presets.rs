@@ -26,7 +26,10 @@ const fn ms_layout(time: u8, node: u8, dc: u8, seq: u8, order: Order, epoch_ms: 
         grid: Grid::Unix,
         unit_ns: NS_PER_MS,
         epoch_unix_ns: epoch_ms * NS_PER_MS,
+        tick0_ms: 0,
+        unit_ms: 0,
     }
+    .derived()
 }
 
 impl Layout {
@@ -42,6 +45,7 @@ impl Layout {
             unit_ns: 10 * NS_PER_MS,
             ..ms_layout(39, 16, 0, 8, Order::TimeSequenceNode, SONYFLAKE_V2_EPOCH_MS)
         }
+        .derived()
     }
 
     /// Sonyflake v1: the v2 bits with v1's start time, 2014-09-01T00:00:00Z.
@@ -50,6 +54,7 @@ impl Layout {
             epoch_unix_ns: SONYFLAKE_V1_EPOCH_MS * NS_PER_MS,
             ..Layout::sonyflake()
         }
+        .derived()
     }
 
     /// Discord's snowflakes: `time 42 | worker 5 | process 5 | increment 12`, 1 ms since

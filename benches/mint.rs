@@ -187,6 +187,24 @@ fn hot_path(c: &mut Criterion) {
         b.iter(|| black_box(lease.next_id().unwrap()))
     });
 
+    // Not generators: the floors of one atomic read-modify-write per ID.
+    let word = std::sync::atomic::AtomicU64::new(0);
+    group.bench_function("reference: one AtomicU64::fetch_add", |b| {
+        b.iter(|| black_box(word.fetch_add(1, std::sync::atomic::Ordering::AcqRel)))
+    });
+    group.bench_function("reference: one load + compare_exchange_weak", |b| {
+        b.iter(|| {
+            use std::sync::atomic::Ordering::{AcqRel, Acquire};
+            let mut current = word.load(Acquire);
+            while let Err(actual) =
+                word.compare_exchange_weak(current, current + 1, AcqRel, Acquire)
+            {
+                current = actual;
+            }
+            black_box(current)
+        })
+    });
+
     let fa: AtomicSnowflakeGenerator<WideFerroidId, _> =
         AtomicSnowflakeGenerator::new(1, ferroid_clock());
     check("ferroid atomic", || {

@@ -15,7 +15,7 @@ n=${1:-1000000}
 shift || true
 command -v valgrind >/dev/null || { echo "instructions.sh: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 cargo build --profile profiling -q --example instructions
-bin=target/profiling/examples/instructions
+bin=${CARGO_TARGET_DIR:-target}/profiling/examples/instructions
 paths=("$@")
 if [ ${#paths[@]} -eq 0 ]; then
     mapfile -t paths < <("$bin" list | cut -f1)

@@ -165,6 +165,7 @@ impl<C, G: TickGate> Drop for Generator<C, G> {
 impl<C, G: TickGate> Generator<C, G> {
     /// Leaves this generator leased for good, so its fast path always misses (the
     /// sharded generator's stand-in for a thread with no slot; never minted on).
+    #[cfg(feature = "std")]
     pub(crate) fn make_inert(&self) {
         self.state.store(state::LEASED, Ordering::Release);
     }

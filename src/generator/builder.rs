@@ -374,18 +374,14 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             }
             word |= shape.max_sequence;
         }
-        Ok(Generator {
+        let generator = Generator {
             state: CachePadded::new(AtomicU64::new(word)),
             fetch_add,
             miss_mask: state::LEASED | shape.guard_mask(),
             live_mask: state::LEASED | shape.guard_mask() | shape.max_sequence,
             held: AtomicU64::new(word),
             shape,
-            tick_start: AtomicU64::new(
-                (word >> shape.tick_shift())
-                    .saturating_mul(layout.unit_ns())
-                    .saturating_add(layout.tick0_ns()),
-            ),
+            tick_start: AtomicU64::new(0),
             tick_shift: shape.tick_shift(),
             time_shift: layout.time_shift(),
             sequence_shift: layout.sequence_shift(),
@@ -405,6 +401,10 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             },
             gate,
             clock,
-        })
+        };
+        // The first word's tick counts as entered (see `tick_start`): a resumed word
+        // with sequence left mints on the fast path only while the clock reads its tick.
+        generator.entered(word);
+        Ok(generator)
     }
 }

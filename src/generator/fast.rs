@@ -59,17 +59,20 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     #[inline(always)]
     pub(crate) fn mint_same_tick(&self) -> u64 {
         if self.plain {
-            self.mint_plain()
+            self.mint_by_cas::<true>()
         } else {
             self.mint_other()
         }
     }
 
-    /// The fast path inlined into callers, where the word is the ID less its node and the
-    /// generator mints by CAS (`plain`, the common case): the ID, or 0 on a miss (no ID is
-    /// 0: the word's tick never is, and the shift loses none of its bits).
+    /// The compare-and-swap fast path: one CAS while the word's tick is current and has
+    /// sequence left; the ID, or 0 for the slow path. `ALIGNED` (the path inlined into
+    /// callers, `plain`): the word is the ID less its node, so the ID is one shift and one
+    /// OR (and never 0: the word's tick never is, and the shift loses none of its bits).
+    /// A lost race goes on in [`Generator::mint_by_cas_contended`], out of line, so the
+    /// uncontended path carries no retry state.
     #[inline(always)]
-    fn mint_plain(&self) -> u64 {
+    fn mint_by_cas<const ALIGNED: bool>(&self) -> u64 {
         // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
         // clock read after the clock read of whoever stored the word it sees: with a clock
         // that is monotonic across cores, a thread never sees a tick "from the future".
@@ -81,7 +84,8 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             .state
             .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
         {
-            Ok(_) => self.id_of_aligned(next),
+            Ok(_) if ALIGNED => self.id_of_aligned(next),
+            Ok(_) => self.id_of(next),
             Err(actual) => self.mint_by_cas_contended(actual).map_or(0, Id::get),
         }
     }
@@ -91,31 +95,10 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// path stays small.
     #[inline(never)]
     fn mint_other(&self) -> u64 {
-        let fast = if self.fetch_add {
-            self.mint_by_add()
+        if self.fetch_add {
+            self.mint_by_add().map_or(0, Id::get)
         } else {
-            self.mint_by_cas()
-        };
-        fast.map_or(0, Id::get)
-    }
-
-    /// The compare-and-swap fast path where the word is not the ID less its node: one CAS
-    /// while the word's tick is current and has sequence left; otherwise `None`, for the
-    /// slow path. A lost race goes on in [`Generator::mint_by_cas_contended`], as on the
-    /// inlined path.
-    #[inline(always)]
-    fn mint_by_cas(&self) -> Option<Id> {
-        // Acquire on every load of the word, and AcqRel on the CAS, order this thread's
-        // clock read after the clock read of whoever stored the word it sees: with a clock
-        // that is monotonic across cores, a thread never sees a tick "from the future".
-        let word = self.state.load(Ordering::Acquire);
-        let next = self.same_tick_step(word)?;
-        match self
-            .state
-            .compare_exchange_weak(word, next, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Some(self.id(next)),
-            Err(actual) => self.mint_by_cas_contended(actual),
+            self.mint_by_cas::<false>()
         }
     }
 

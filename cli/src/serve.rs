@@ -148,19 +148,23 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     let https = tls.is_some();
     let service: Arc<OnceLock<Arc<Service>>> = Arc::default();
     let outcome = runtime.block_on(async move {
+        // The handlers go in before the listeners come up (not when `stop` is first
+        // polled): a signal sent once the server is listening must never meet the default
+        // action.
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler");
+        let mut int = signal(SignalKind::interrupt()).expect("a SIGINT handler");
+        let mut hup = signal(SignalKind::hangup()).expect("a SIGHUP handler");
         let stop = {
             let service = Arc::clone(&service);
             async move {
-                use tokio::signal::unix::{SignalKind, signal};
-                let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler");
-                let mut hup = signal(SignalKind::hangup()).expect("a SIGHUP handler");
                 loop {
                     tokio::select! {
                         _ = term.recv() => {
                             tracing::info!("SIGTERM: stopping");
                             return;
                         }
-                        _ = tokio::signal::ctrl_c() => {
+                        _ = int.recv() => {
                             tracing::info!("SIGINT: stopping");
                             return;
                         }

@@ -1,6 +1,6 @@
 //! The store contract on a real etcd 3.4 (started by the test on 127.0.0.1), through
-//! etcd's own client for the faults: a lease revoked under its holder, a reservation key
-//! overwritten with garbage or removed.
+//! etcd's own client for the faults: a lease revoked under its holder and its reservation
+//! rewritten, a reservation key overwritten with garbage or removed.
 
 use flakeid_fleet::etcd::Etcd;
 use flakeid_fleet::scenarios::{self as fleet, Server};
@@ -35,6 +35,15 @@ impl conformance::Backend for EtcdBackend {
         self.runtime
             .block_on(client.lease_revoke(claimed.token as i64))
             .unwrap();
+        // A rewrite by hand of the same reservation: the store may not attach the claim
+        // again (as it does after a revocation that left the id untouched).
+        let key = format!("flakeid/{}/reserved/{}", claimed.namespace, claimed.node);
+        let resp = self
+            .runtime
+            .block_on(client.get(key.as_str(), None))
+            .unwrap();
+        let value = resp.kvs().first().map(|kv| kv.value().to_vec()).unwrap();
+        self.runtime.block_on(client.put(key, value, None)).unwrap();
     }
     fn corrupt(&self, namespace: &str, node: u64) {
         let mut client = self.client();

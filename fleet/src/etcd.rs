@@ -42,6 +42,22 @@ impl Server for Etcd {
         self.process.stop();
     }
 
+    fn take_claim_away(&self, namespace: &str, node: u64) {
+        let key = format!("flakeid/{namespace}/nodes/{node}");
+        let endpoint = format!("http://127.0.0.1:{}", self.client_port);
+        crate::block_on(async move {
+            let mut client = etcd_client::Client::connect([endpoint], None)
+                .await
+                .unwrap();
+            let deleted = client.delete(key.as_str(), None).await.unwrap().deleted();
+            assert_eq!(deleted, 1, "{key} was not there to delete");
+            let reserved = key.replace("/nodes/", "/reserved/");
+            let got = client.get(reserved.as_str(), None).await.unwrap();
+            let value = got.kvs()[0].value().to_vec();
+            client.put(reserved, value, None).await.unwrap();
+        });
+    }
+
     /// Starts (or restarts) the server on the same ports and data, and waits (bounded)
     /// until it answers.
     fn launch(&mut self) {

@@ -48,3 +48,13 @@ pub fn binary() -> PathBuf {
     );
     bin
 }
+
+/// Runs `f` to its end on a runtime of its own (the harness's calls of a coordinator's
+/// client, from a blocking test).
+pub fn block_on<F: core::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+        .block_on(f)
+}

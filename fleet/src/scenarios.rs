@@ -42,6 +42,16 @@ pub trait Server {
     fn url(&self) -> String;
     fn stop(&mut self);
     fn launch(&mut self);
+    /// Takes a live claim of `node` in `namespace` away by hand, through the server's own
+    /// client, as an operator (or any other rewrite of the store) would: its claim key
+    /// `nodes/N` deleted, and where the store could attach the claim again while nobody
+    /// touched the id (etcd) its reservation rewritten as it was.
+    fn take_claim_away(&self, namespace: &str, node: u64) {
+        panic!(
+            "{}: this server's harness cannot delete {namespace}/nodes/{node} by hand",
+            self.url()
+        );
+    }
 }
 
 /// One server at a time: the scenarios pause and kill processes on a 2-core machine, and
@@ -245,6 +255,14 @@ macro_rules! scenarios {
             on_server(
                 "serve-chaos",
                 $crate::serve_fleet::three_servers_under_kill_pause_and_restart,
+            );
+        }
+
+        #[test]
+        fn serve_a_lost_claims_release_never_reaches_the_re_claim() {
+            on_server(
+                "serve-again",
+                $crate::serve_fleet::a_lost_claims_release_never_reaches_the_re_claim,
             );
         }
 

@@ -435,3 +435,176 @@ pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
         }
     }
 }
+
+/// The next line of `s`'s standard error that contains `pattern` (the lines before it
+/// kept in `seen`), within `bound`.
+fn line_with(s: &Served, pattern: &str, bound: Duration, seen: &mut Vec<String>) -> bool {
+    let deadline = Instant::now() + bound;
+    while let Ok(line) = s
+        .stderr
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+    {
+        let found = line.contains(pattern);
+        seen.push(line);
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
+/// A lost claim never reaches a later one of the same server: a server of two shards
+/// loses one claim (its `nodes/N` taken away by hand) while a gRPC `Stream` holds its old
+/// shards; it claims again in process (the same session, the same instance name) and gets
+/// that id back. When the stream ends the old shards are released: the lost claim's
+/// release is refused and changes nothing, so the later claim stays held by the server
+/// and its reservation is never lowered (a release that reached it would delete its
+/// claim key and write the old, lower reservation, and a waiting holder would mint what
+/// the server still mints).
+pub fn a_lost_claims_release_never_reaches_the_re_claim(server: &mut dyn Server) {
+    use flakeid::claim::NodeState;
+    use flakeid_serve::grpc::v1::StreamRequest;
+    use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
+
+    let url = server.url();
+    let ns = "again";
+    let s = serve(
+        &[
+            "--claim",
+            &url,
+            "--namespace",
+            ns,
+            "--nodes",
+            "0..3",
+            "--shards",
+            "2",
+            "--window",
+            "2s",
+            "--ttl",
+            "4s",
+            "--grpc-listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+        ],
+        START,
+    );
+    let store = crate::scenarios::open(&url).unwrap();
+    let held = |node: u64| {
+        store
+            .list(ns)
+            .unwrap()
+            .into_iter()
+            .find(|i| i.node == node)
+            .unwrap_or_else(|| panic!("node {node} is not listed"))
+    };
+    assert_eq!(held(1).state, NodeState::Held);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let grpc = s.grpc.clone().expect("a gRPC listener");
+    // A stream that is read once, then not at all: it holds the old shards.
+    let layout = Layout::snowflake();
+    let (grpc_client, stream, home) = rt.block_on(async {
+        let mut c = IdServiceClient::connect(grpc).await.unwrap();
+        let mut stream = c
+            .stream(StreamRequest {
+                count: 100_000_000,
+                batch: 10_000,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let first = stream.message().await.unwrap().expect("a first message");
+        let home = layout.decompose(first.ids[0]).unwrap().node;
+        (c, stream, home)
+    });
+    // The stream stalls (the client does not read): its task waits to send, minting
+    // nothing, and holds the old shards. Seen as the minted count standing still.
+    let c = client();
+    let minted_total = || {
+        let (_, r) = get(&c, &s.url("/metrics")).unwrap();
+        crate::service::metric(&r.text().unwrap(), "flakeid_ids_minted_total").unwrap_or(0.0)
+    };
+    let (mut last, mut still) = (minted_total(), 0);
+    assert!(
+        until(Duration::from_secs(20), || {
+            let now = minted_total();
+            still = if std::mem::replace(&mut last, now) == now {
+                still + 1
+            } else {
+                0
+            };
+            still >= 10
+        }),
+        "the stream did not stall"
+    );
+    // The claim taken away is the other shard's: the stream goes on minting on its own
+    // (a stream on the lost shard fails and lets go of the old shards at once).
+    let lost = 1 - home;
+    eprintln!("the stream mints on node {home}; node {lost}'s claim is taken away");
+    server.take_claim_away(ns, lost);
+    let mut seen = Vec::new();
+    assert!(
+        line_with(
+            &s,
+            "re-claimed node ids after a lost claim; serving again",
+            Duration::from_secs(60),
+            &mut seen,
+        ),
+        "no re-claim after node {lost}'s claim was taken away: {seen:#?}"
+    );
+    // The later claims: the lost id again (free since the loss) and node 2 (the other is
+    // still the stream's).
+    let later = held(lost);
+    assert_eq!(later.state, NodeState::Held, "{later:?}");
+    assert_eq!(held(2).state, NodeState::Held, "{:?}", store.list(ns));
+    let (status, minted) = get(&c, &s.url("/v1/ids?count=100")).unwrap();
+    assert_eq!(status, 200);
+    let minted = crate::service::ids_of_json(&minted.text().unwrap());
+    // The stream ends: the old shards go, and their claims are released.
+    drop((grpc_client, stream));
+    drop(rt);
+    assert!(
+        until(Duration::from_secs(30), || held(home).state
+            != NodeState::Held),
+        "node {home} was not released when the stream ended: {:?}",
+        held(home)
+    );
+    for node in [lost, 2] {
+        let now = held(node);
+        assert_eq!(
+            now.state,
+            NodeState::Held,
+            "the old shards' release took node {node} from the later claim: {now:?}"
+        );
+    }
+    let now = held(lost);
+    assert!(
+        now.reserved_until_unix_ns >= later.reserved_until_unix_ns,
+        "the lost claim's release lowered node {lost}'s reservation: {later:?} then {now:?}"
+    );
+    // The server still mints on the later claims, above what it minted before, and
+    // nobody else can take their ids.
+    let (status, after) = get(&c, &s.url("/v1/ids?count=100")).unwrap();
+    assert_eq!(status, 200);
+    let after = crate::service::ids_of_json(&after.text().unwrap());
+    assert!(after.iter().all(|a| minted.iter().all(|b| a > b)));
+    assert!(after.iter().chain(&minted).all(|id| {
+        let node = layout.decompose(*id).unwrap().node;
+        node == lost || node == 2
+    }));
+    for node in [lost, 2] {
+        let request = flakeid::claim::store::ClaimRequest {
+            namespace: ns,
+            pool: node..node + 1,
+            instance: "waiting-holder",
+        };
+        match store.claim(&request) {
+            Err(flakeid::claim::ClaimError::PoolFull { .. }) => {}
+            other => panic!("another holder could take node {node}: {other:?}"),
+        }
+    }
+}

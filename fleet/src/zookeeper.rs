@@ -80,6 +80,15 @@ impl Server for ZooKeeper {
         self.process.stop();
     }
 
+    fn take_claim_away(&self, namespace: &str, node: u64) {
+        let path = format!("/flakeid/{namespace}/nodes/{node}");
+        let hosts = format!("127.0.0.1:{}", self.port);
+        crate::block_on(async move {
+            let client = zookeeper_client::Client::connect(&hosts).await.unwrap();
+            client.delete(&path, None).await.unwrap();
+        });
+    }
+
     fn launch(&mut self) {
         let mut command = Command::new("java");
         // A super user ("super", password "test"), for the tests that repair ACLs as an

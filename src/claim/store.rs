@@ -21,7 +21,9 @@ mod reserved;
 mod runtime;
 mod url;
 
-pub use reserved::{Listing, parse_reserved, unreachable};
+pub use reserved::{
+    Listing, claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
+};
 #[cfg(feature = "tokio")]
 pub use runtime::Runtime;
 pub use url::{FromUrl, StoreUrl};

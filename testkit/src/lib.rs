@@ -64,9 +64,11 @@ use flakeid::{Layout, ShardedGenerator};
 pub trait Backend {
     /// A new handle on the store: another host.
     fn handle(&self) -> Arc<dyn ClaimStore>;
-    /// Takes `claimed` away from its holder while the holder's handle lives on: its lease
-    /// lapses, its lock file is removed, its ephemeral node goes. Afterwards another
-    /// handle can claim the id.
+    /// Takes `claimed` away from its holder for good while the holder's handle lives on:
+    /// its lease lapses, its lock file is removed, its ephemeral node goes, its
+    /// reservation is rewritten (so a store that may attach a claim again while nobody
+    /// touched the id cannot). Afterwards another handle, or the same one, can claim the
+    /// id.
     fn lose(&self, store: &Arc<dyn ClaimStore>, claimed: &Claimed);
     /// Overwrites node `node`'s stored reservation in `namespace` with bytes no version
     /// of flakeid wrote.
@@ -122,6 +124,7 @@ pub fn run_all(backend: &dyn Backend, tag: &str) {
     renewals_never_lower_the_reservation(backend, &format!("{tag}-max"));
     overlapping_renewals_keep_the_maximum(backend, &format!("{tag}-overlap"));
     a_holder_that_lost_its_id_writes_nothing(backend, &format!("{tag}-lost"));
+    a_lost_claim_never_reaches_a_later_one(backend, &format!("{tag}-again"));
     unreadable_data_fails_closed(backend, &format!("{tag}-corrupt"));
     one_namespace_is_one_layout(backend, &format!("{tag}-layout"));
     repairs_store_a_reservation_past_what_was_stored(backend, &format!("{tag}-repair"));
@@ -245,6 +248,61 @@ pub fn a_holder_that_lost_its_id_writes_nothing(backend: &dyn Backend, ns: &str)
     );
     assert_eq!(now.state, NodeState::Held);
     b.release(&new, T + 4 * SECOND).unwrap();
+}
+
+/// A holder whose id was taken away claims it again through the same handle (the same
+/// process, session and instance name): the renewal and the release of the lost claim then
+/// fail as not the owner and change nothing of the later claim, which renews and releases
+/// as usual. Both orders: the loss seen by a renewal before the claim again, and not seen
+/// until after it.
+pub fn a_lost_claim_never_reaches_a_later_one(backend: &dyn Backend, ns: &str) {
+    for seen_first in [false, true] {
+        let ns = format!("{ns}-{}", if seen_first { "seen" } else { "unseen" });
+        let a = backend.handle();
+        let old = a.claim(&request(&ns, 0..1)).unwrap();
+        a.renew(&old, T + 2 * SECOND).unwrap();
+        backend.lose(&a, &old);
+        if seen_first {
+            let renewed = a.renew(&old, T + 3 * SECOND);
+            assert!(
+                matches!(renewed, Err(ClaimError::NotOwner { .. })),
+                "a renewal of the lost claim: {renewed:?}"
+            );
+        }
+        let new = claim_soon(&*a, &ns, 0..1);
+        assert_eq!(new.node, 0);
+        assert!(
+            new.not_before_unix_ns >= T + 2 * SECOND,
+            "the later claim starts after the lost one's reservation: {}",
+            new.not_before_unix_ns
+        );
+        a.renew(&new, T + 4 * SECOND).unwrap();
+        let renewed = a.renew(&old, T + 60 * SECOND);
+        assert!(
+            matches!(renewed, Err(ClaimError::NotOwner { .. })),
+            "a renewal of the lost claim after the same holder claimed the id again: {renewed:?}"
+        );
+        let released = a.release(&old, T + SECOND);
+        assert!(
+            matches!(released, Err(ClaimError::NotOwner { .. })),
+            "a release of the lost claim after the same holder claimed the id again: {released:?}"
+        );
+        let now = info(&*a, &ns, 0);
+        assert_eq!(
+            (now.state, now.reserved_until_unix_ns),
+            (NodeState::Held, T + 4 * SECOND),
+            "the lost claim changed the later one: {now:?}"
+        );
+        a.renew(&new, T + 5 * SECOND)
+            .expect("the later claim is still its holder's");
+        let other = backend.handle();
+        match other.claim(&request(&ns, 0..1)) {
+            Err(ClaimError::PoolFull { .. }) => {}
+            other => panic!("the later claim's id was free to take: {other:?}"),
+        }
+        a.release(&new, T + 5 * SECOND).unwrap();
+        assert_eq!(info(&*a, &ns, 0).reserved_until_unix_ns, T + 5 * SECOND);
+    }
 }
 
 /// Damaged data: the id is skipped (the next free one is taken), listed as corrupt with

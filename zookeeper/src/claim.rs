@@ -26,10 +26,10 @@ impl ZooKeeperStore {
                 )
             })
             .collect();
-        let token = self
-            .next_token
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = claim_token();
+        let record = claim_record(&instance, token);
         let claims = Arc::clone(&self.claims);
+        let orphans = Arc::clone(&self.orphans);
         let acls = self.connect.acls();
         let (connect, notices) = (self.connect.clone(), Arc::clone(&self.notices));
         let (root, ns_path) = (
@@ -56,6 +56,7 @@ impl ZooKeeperStore {
                 &layout_path,
             ];
             connect.guard_all(&client, &parents, &url, &notices).await?;
+            free_orphans(&client, &orphans).await;
             let (mut held, mut corrupt) = (0, Vec::new());
             'ids: for (node, node_path, reserved_path) in paths {
                 if client.check_stat(&node_path).await.map_err(e)?.is_some() {
@@ -88,14 +89,33 @@ impl ZooKeeperStore {
                     let value = format!("{not_before} held {instance}");
                     let mut multi = client.new_multi_writer();
                     multi
-                        .add_create(&node_path, instance.as_bytes(), &ephemeral)
+                        .add_create(&node_path, record.as_bytes(), &ephemeral)
                         .map_err(e)?;
                     multi
                         .add_set_data(&reserved_path, value.as_bytes(), Some(stat.version))
                         .map_err(e)?;
-                    match multi.commit().await.map_err(op_error) {
-                        Ok(results) => {
-                            let version = set_version(&results).unwrap_or(stat.version + 1);
+                    let committed = match multi.commit().await.map_err(op_error) {
+                        Ok(results) => Ok(set_version(&results).unwrap_or(stat.version + 1)),
+                        // The reply was lost: whether the claim landed is read back, by
+                        // its token.
+                        Err((None, ZkError::ConnectionLoss)) => {
+                            match find_claim(&client, &node_path, &reserved_path, token).await {
+                                Found::Mine(version) => Ok(version),
+                                Found::Absent => continue,
+                                Found::Other => Err((Some(0), ZkError::NodeExists)),
+                                Found::Unknown => {
+                                    orphans
+                                        .lock()
+                                        .unwrap_or_else(|p| p.into_inner())
+                                        .push((node_path.clone(), token));
+                                    Err((None, ZkError::ConnectionLoss))
+                                }
+                            }
+                        }
+                        Err(err) => Err(err),
+                    };
+                    match committed {
+                        Ok(version) => {
                             claims.lock().unwrap_or_else(|p| p.into_inner()).insert(
                                 token,
                                 Held {
@@ -133,4 +153,70 @@ impl ZooKeeperStore {
             })
         })
     }
+}
+
+/// What a read-back of a claim whose reply was lost found.
+enum Found {
+    /// The claim landed: `nodes/N` is this session's with this claim's token; the version
+    /// of `reserved/N` it set.
+    Mine(i32),
+    /// Nothing landed: `nodes/N` does not exist.
+    Absent,
+    /// Another claim holds the id.
+    Other,
+    /// The ensemble did not answer in time.
+    Unknown,
+}
+
+/// After a claim whose reply was lost: whether `nodes/N` is this claim's (this session's,
+/// with its token), read until the session answers or the tries run out.
+async fn find_claim(client: &Client, node_path: &str, reserved_path: &str, token: u64) -> Found {
+    for attempt in 0..READ_BACK_TRIES {
+        if attempt > 0 {
+            // The client reconnects on its own: give it a moment between reads.
+            tokio::time::sleep(Duration::from_millis(50 << attempt.min(4))).await;
+        }
+        let owned = match owns(client, node_path, token).await {
+            Ok(owned) => owned,
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(_) => return Found::Unknown,
+        };
+        match owned {
+            Some(false) => return Found::Other,
+            None => return Found::Absent,
+            Some(true) => {}
+        }
+        match client.get_data(reserved_path).await {
+            Ok((_, stat)) => return Found::Mine(stat.version),
+            Err(ZkError::ConnectionLoss) => continue,
+            Err(_) => return Found::Unknown,
+        }
+    }
+    Found::Unknown
+}
+
+/// Claims whose reply was lost and whose read-back found nothing in time: each `nodes/N`
+/// deleted if it is still this session's with that token (nobody else can take the id
+/// meanwhile, and this process serves on another), kept for the next claim if the
+/// ensemble does not answer.
+async fn free_orphans(client: &Client, orphans: &Mutex<Vec<(String, u64)>>) {
+    let pending = core::mem::take(&mut *orphans.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut kept = Vec::new();
+    for (node_path, token) in pending {
+        let freed = match owns(client, &node_path, token).await {
+            Ok(Some(true)) => match client.delete(&node_path, None).await {
+                Ok(()) | Err(ZkError::NoNode) => true,
+                Err(_) => false,
+            },
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        if !freed {
+            kept.push((node_path, token));
+        }
+    }
+    orphans
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(kept);
 }

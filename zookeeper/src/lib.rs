@@ -31,8 +31,8 @@ use zookeeper_client::{
 };
 
 use flakeid::claim::store::{
-    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, parse_reserved,
-    unreachable,
+    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, claim_record,
+    claim_token, parse_claim_record, parse_reserved, unreachable,
 };
 use flakeid::claim::{
     ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, ReadAccess, Secret,
@@ -42,7 +42,7 @@ mod acl;
 mod claim;
 mod records;
 mod write;
-use write::READ_BACK_TRIES;
+use write::{READ_BACK_TRIES, owns};
 
 /// Claims on a ZooKeeper ensemble one session at a time per store.
 ///
@@ -50,7 +50,7 @@ use write::READ_BACK_TRIES;
 ///
 /// | znode | kind | data |
 /// |---|---|---|
-/// | `/flakeid/NS/nodes/N` | ephemeral (the session's): the claim itself | the holder's instance name |
+/// | `/flakeid/NS/nodes/N` | ephemeral (the session's): the claim itself | `HOLDER\nclaim TOKEN`: the holder's instance name and the claim's own token |
 /// | `/flakeid/NS/reserved/N` | persistent | `RESERVED_UNIX_NS held\|released HOLDER` |
 /// | `/flakeid/NS/layout` | persistent | the layout of the namespace's IDs |
 ///
@@ -63,10 +63,17 @@ use write::READ_BACK_TRIES;
 /// lease: its timeout is the TTL). Release sets the final reservation and deletes
 /// `nodes/N`.
 ///
+/// - Each claim has its own token ([`claim_token`]), written into `nodes/N` and checked
+///   by every renewal, release and read-back: a claim that was lost stays lost even when
+///   the same session and instance name claimed the id again, and nothing done with it
+///   (a late renewal or release) touches the later claim.
 /// - A renewal whose outcome is unknown (its reply was lost with the connection) or that
-///   meets a moved version reads back: while this session still owns `nodes/N`, no other
-///   holder can have written `reserved/N`, so it adopts the stored version and writes
-///   again.
+///   meets a moved version reads back: while `nodes/N` is still this claim's (this
+///   session's, with its token), no other holder can have written `reserved/N`, so it
+///   adopts the stored version and writes again.
+/// - A claim whose reply was lost reads back `nodes/N` by its token: taken if it landed,
+///   tried again if it did not; if the ensemble does not answer, the next claim deletes
+///   it (if still this session's), so a lost reply never leaves an id held by nobody.
 /// - After its session expired, the store opens a new one for the next claim (the claims
 ///   of the old one are lost, as they must be).
 /// - A reservation that cannot be read is [`ClaimError::Corrupt`]: the claim skips that id
@@ -97,7 +104,9 @@ pub struct ZooKeeperStore {
     /// Each claim (by token): the session it was made in, the version of `reserved/N` it
     /// wrote last and the reservation it stored.
     claims: Arc<Mutex<HashMap<u64, Held>>>,
-    next_token: std::sync::atomic::AtomicU64,
+    /// Claims whose reply was lost and whose read-back did not answer: `nodes/N` and the
+    /// token, freed by the next claim if still this session's.
+    orphans: Arc<Mutex<Vec<(String, u64)>>>,
     connect: Connect,
     remote: Remote,
     /// What the ACL checks repaired, for [`ClaimStore::warnings`].
@@ -241,7 +250,7 @@ impl ZooKeeperStore {
         Ok(ZooKeeperStore {
             client: Mutex::new(Some(Arc::new(client))),
             claims: Arc::default(),
-            next_token: std::sync::atomic::AtomicU64::new(1),
+            orphans: Arc::default(),
             connect,
             remote,
             notices: Arc::default(),
@@ -347,7 +356,15 @@ impl ClaimStore for ZooKeeperStore {
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        self.write(claimed, reserved_until_unix_ns, false)
+        let result = self.write(claimed, reserved_until_unix_ns, false);
+        if matches!(result, Err(ClaimError::NotOwner { .. })) {
+            // Lost for good: nothing done with it later may reach a later claim.
+            self.claims
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&claimed.token);
+        }
+        result
     }
 
     fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {

@@ -34,8 +34,12 @@ impl ZooKeeperStore {
         self.remote.run_within(self.connect.ttl, async move {
             let client = Arc::clone(&held.client);
             let e = |e: ZkError| Self::error(&url, Some(&c), e);
-            let (holder, _) = client.get_data(&node_path).await.map_err(e)?;
-            let holder = String::from_utf8_lossy(&holder).into_owned();
+            let (record, _) = client.get_data(&node_path).await.map_err(e)?;
+            let (holder, found) = parse_claim_record(&record);
+            if found != Some(c.token) {
+                // A later claim (this holder's, or another's) holds the id now.
+                return Err(e(ZkError::NoNode));
+            }
             let state = if release { "released" } else { "held" };
             let mut tries = 0;
             loop {
@@ -66,10 +70,8 @@ impl ZooKeeperStore {
                         match claims.get_mut(&c.token) {
                             Some(entry) if entry.version > held.version => {}
                             Some(entry) => *entry = held,
-                            None if release => {}
-                            None => {
-                                claims.insert(c.token, held);
-                            }
+                            // Released, or found lost, by an overlapping write meanwhile.
+                            None => {}
                         }
                         return Ok(());
                     }
@@ -77,7 +79,7 @@ impl ZooKeeperStore {
                     // owns `nodes/N`, nobody else can have claimed the id, so the reservation
                     // is made again, at version 0.
                     Err((Some(1), ZkError::NoNode)) => {
-                        if read_owner(&client, &node_path).await.map_err(e)? {
+                        if owns(&client, &node_path, c.token).await.map_err(e)? == Some(true) {
                             let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));
                             match client
                                 .create(&reserved_path, text.as_bytes(), &persistent)
@@ -90,10 +92,13 @@ impl ZooKeeperStore {
                                         // Again, at version 0, to release.
                                         continue;
                                     }
-                                    claims
+                                    if let Some(entry) = claims
                                         .lock()
                                         .unwrap_or_else(|p| p.into_inner())
-                                        .insert(c.token, held);
+                                        .get_mut(&c.token)
+                                    {
+                                        *entry = held;
+                                    }
                                     return Ok(());
                                 }
                                 Err(ZkError::NodeExists) => ZkError::BadVersion,
@@ -112,7 +117,7 @@ impl ZooKeeperStore {
                 }
                 // A release whose reply was lost may have deleted `nodes/N` already.
                 let (version, stored) =
-                    match read_back(&client, &node_path, &reserved_path, &holder).await {
+                    match read_back(&client, &node_path, &reserved_path, c.token).await {
                         Ok(Some(found)) => found,
                         Ok(None) if release && err != ZkError::BadVersion => return Ok(()),
                         Ok(None) => return Err(e(ZkError::BadVersion)),
@@ -128,29 +133,40 @@ impl ZooKeeperStore {
     }
 }
 
-/// After a renewal whose outcome is unknown: if this session still owns `nodes/N`, the
-/// version and reservation stored at `reserved/N` (written by this holder: no other can
-/// while the session owns the claim); `None` if it does not own it any more.
+/// After a renewal whose outcome is unknown: if `nodes/N` is still this claim's (this
+/// session's, with its token), the version and reservation stored at `reserved/N`
+/// (written by this claim: no other can while it holds `nodes/N`); `None` if the claim is
+/// gone, to anyone, this holder's own later claims included.
 pub(super) async fn read_back(
     client: &Client,
     node_path: &str,
     reserved_path: &str,
-    holder: &str,
+    token: u64,
 ) -> Result<Option<(i32, u64)>, ZkError> {
-    if !read_owner(client, node_path).await? {
+    if owns(client, node_path, token).await? != Some(true) {
         return Ok(None);
     }
     let (data, stat) = client.get_data(reserved_path).await?;
     match parse_reserved(&data, reserved_path) {
-        Ok((stored, _, Some(h))) if h == holder => Ok(Some((stat.version, stored))),
+        Ok((stored, _, _)) => Ok(Some((stat.version, stored))),
         _ => Ok(None),
     }
 }
 
-/// Whether this session owns `nodes/N` (the ephemeral znode exists and is its own).
-async fn read_owner(client: &Client, node_path: &str) -> Result<bool, ZkError> {
-    Ok(client
-        .check_stat(node_path)
-        .await?
-        .is_some_and(|stat| stat.ephemeral_owner == client.session_id().0))
+/// Whether `nodes/N` is the claim with `token` made in this session: `None` if it does
+/// not exist, `Some(false)` if it is another claim (another session's, or this one's
+/// with another token).
+pub(super) async fn owns(
+    client: &Client,
+    node_path: &str,
+    token: u64,
+) -> Result<Option<bool>, ZkError> {
+    match client.get_data(node_path).await {
+        Ok((data, stat)) => Ok(Some(
+            stat.ephemeral_owner == client.session_id().0
+                && parse_claim_record(&data).1 == Some(token),
+        )),
+        Err(ZkError::NoNode) => Ok(None),
+        Err(err) => Err(err),
+    }
 }

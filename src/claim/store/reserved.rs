@@ -39,6 +39,46 @@ pub fn parse_reserved(value: &[u8], key: &str) -> Result<(u64, bool, Option<Stri
     Ok((reserved, released, holder))
 }
 
+/// A fresh claim's own identity: a random, non-zero token that no other claim of this
+/// process (or, but for a 2^-64 chance, of any other) is given. A store writes it with
+/// the claim ([`claim_record`]) and checks it in every renewal, release and read-back,
+/// so nothing done with a lost claim can touch a later claim of the same process,
+/// session or instance name.
+pub fn claim_token() -> u64 {
+    use core::hash::{BuildHasher, Hasher};
+    use core::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    // Each `RandomState` is seeded from the OS's randomness (once per thread, then
+    // stepped); the counter and the clock make two calls differ even on one seed.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish().max(1)
+}
+
+/// The text of a claim key (`nodes/N`): the holder's name, then the claim's token
+/// ([`claim_token`]) on a line of its own, `HOLDER\nclaim TOKEN_HEX`.
+pub fn claim_record(holder: &str, token: u64) -> String {
+    format!("{holder}\nclaim {token:016x}")
+}
+
+/// A claim key's text: the holder's name and the claim's token (`None` for a key written
+/// by a version before tokens, or by hand: no claim of this process then matches it).
+pub fn parse_claim_record(value: &[u8]) -> (String, Option<u64>) {
+    let text = String::from_utf8_lossy(value);
+    match text.rsplit_once("\nclaim ") {
+        Some((holder, token))
+            if token.len() == 16 && token.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            (holder.into(), u64::from_str_radix(token, 16).ok())
+        }
+        _ => (text.into_owned(), None),
+    }
+}
+
 /// A node id's listing, built from what a coordinator stores for it, in either order: the
 /// claim key (`nodes/N`: the holder's name) and the reservation (`reserved/N`).
 pub struct Listing(
@@ -64,7 +104,7 @@ impl Listing {
         if info.state != NodeState::Corrupt {
             info.state = NodeState::Held;
         }
-        info.holder = Some(String::from_utf8_lossy(holder).into_owned());
+        info.holder = Some(parse_claim_record(holder).0);
     }
 
     /// `reserved/N` (at `key`) holds `value`.
@@ -91,6 +131,25 @@ impl Listing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn claim_records_round_trip_and_tokens_differ() {
+        let (a, b) = (claim_token(), claim_token());
+        assert_ne!(a, b);
+        assert_ne!(a, 0);
+        for holder in ["host:1", "a b\nc", ""] {
+            let record = claim_record(holder, a);
+            assert_eq!(
+                parse_claim_record(record.as_bytes()),
+                (holder.into(), Some(a))
+            );
+        }
+        assert_eq!(parse_claim_record(b"host:1"), ("host:1".into(), None));
+        assert_eq!(
+            parse_claim_record(b"h\nclaim 12"),
+            ("h\nclaim 12".into(), None)
+        );
+    }
 
     #[test]
     fn reservations_parse_or_are_corrupt() {

@@ -63,6 +63,55 @@ fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
     store.release(&c, last).unwrap();
 }
 
+/// A claim whose reply was lost (the connection reset right after ZooKeeper applied the
+/// multi) is recognised as this claim's by its token when read back: taken, not left as
+/// an id held by the process's own session while it claims another.
+#[test]
+fn a_lost_reply_to_a_claim_takes_the_claim_it_made() {
+    let _one = fleet::one_at_a_time();
+    let Some(zk) = ZooKeeper::start("lost-claim-reply") else {
+        return;
+    };
+    let proxy = proxy::Proxy::start(zk.port);
+    let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
+    let store = fleet::open_with(&url, &OpenOptions::default()).unwrap();
+    let request = ClaimRequest {
+        namespace: "lostclaim",
+        pool: 0..4,
+        instance: "a",
+    };
+    // The multi carries the claim's record, `HOLDER\nclaim TOKEN`.
+    proxy.cut_after_request_containing(b"\nclaim ");
+    let mut taken = Vec::new();
+    // As `Claims` does: an unreachable store is asked again.
+    for _ in 0..4 {
+        match store.claim(&request) {
+            Ok(c) => {
+                taken.push(c);
+                break;
+            }
+            Err(e) => assert_eq!(
+                e.kind(),
+                flakeid::claim::ClaimErrorKind::Unavailable,
+                "{e}"
+            ),
+        }
+    }
+    assert!(proxy.cuts() >= 1, "the proxy never cut");
+    let claimed = taken.pop().expect("the claim after a lost reply");
+    assert_eq!(claimed.node, 0, "the claim that landed was not taken");
+    let held: Vec<u64> = store
+        .list("lostclaim")
+        .unwrap()
+        .into_iter()
+        .filter(|i| i.state == flakeid::claim::NodeState::Held)
+        .map(|i| i.node)
+        .collect();
+    assert_eq!(held, [0], "ids held besides the claim");
+    store.renew(&claimed, T).unwrap();
+    store.release(&claimed, T).unwrap();
+}
+
 /// Once its session expired, a `ZooKeeperStore`'s claims of that session are lost (as they
 /// must be) and the next claim opens a new session.
 #[test]

@@ -7,7 +7,7 @@
 //! `FLAKEID_REQUIRE_SERVERS` set (CI sets it) they fail instead.
 #![cfg(unix)]
 
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
@@ -173,6 +173,51 @@ fn a_store_of_ones_own_keeps_the_neighbour_out() {
     store.renew(&held, 1_800_000_000_000_000_001).unwrap();
     store.release(&next, 0).unwrap();
     store.release(&held, 1).unwrap();
+    std::fs::remove_dir_all(&parent).unwrap();
+}
+
+/// `share=group` under a setgid parent writable by all (mode 3777, the group this
+/// process's): a directory another user made there inherits the group, but its owner is
+/// not a member of it, so the store refuses it (as its owner it could rename the namespace
+/// aside, and the next holder would start from nothing). A directory of this process's
+/// own there is taken.
+#[test]
+fn share_group_trusts_no_directory_of_a_user_outside_the_group() {
+    let test = "share_group_trusts_no_directory_of_a_user_outside_the_group";
+    let Some(user) = intruder(test) else {
+        return;
+    };
+    let parent = shared_parent("setgid");
+    std::fs::set_permissions(&parent, std::fs::Permissions::from_mode(0o3777)).unwrap();
+    let p = parent.display();
+    // The outsider's primary group is its own: it is no member of this process's group.
+    assert!(as_user(
+        user,
+        &format!("set -e; mkdir {p}/theirs; chmod 2770 {p}/theirs")
+    ));
+    let ours_gid = std::fs::metadata(&parent).unwrap().gid();
+    assert_eq!(
+        std::fs::metadata(parent.join("theirs")).unwrap().gid(),
+        ours_gid,
+        "the setgid parent gave its group"
+    );
+    let e = flakeid::claim::open(&format!("file:{p}/theirs?share=group"))
+        .and_then(|s| s.claim(&request(0..4)))
+        .unwrap_err();
+    assert_eq!(e.kind(), ClaimErrorKind::Access, "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("not a member") && text.contains(&format!("{}", user.0)),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_dir(parent.join("theirs")).unwrap().count(),
+        0,
+        "the store wrote into the outsider's directory"
+    );
+    let ours = flakeid::claim::open(&format!("file:{p}/ours?share=group")).unwrap();
+    let held = ours.claim(&request(0..4)).unwrap();
+    ours.release(&held, 1).unwrap();
     std::fs::remove_dir_all(&parent).unwrap();
 }
 

@@ -90,11 +90,7 @@ fn a_lost_reply_to_a_claim_takes_the_claim_it_made() {
                 taken.push(c);
                 break;
             }
-            Err(e) => assert_eq!(
-                e.kind(),
-                flakeid::claim::ClaimErrorKind::Unavailable,
-                "{e}"
-            ),
+            Err(e) => assert_eq!(e.kind(), flakeid::claim::ClaimErrorKind::Unavailable, "{e}"),
         }
     }
     assert!(proxy.cuts() >= 1, "the proxy never cut");

@@ -723,3 +723,57 @@ fn a_ttl_too_short_for_the_failover_is_refused_with_the_smallest_that_works() {
         .build_claimed(Claims::new(store).window(Duration::from_secs(5)))
         .unwrap();
 }
+
+/// A claim that follows earlier claims of its holder (`Claims::again_after`) takes no id
+/// from a store that lost the namespace or a reservation they stored: it fails as
+/// `StoreForgot`, naming what is missing and the repair, and holds nothing; with the
+/// reservations there, it claims.
+#[test]
+fn a_claim_again_after_a_loss_refuses_a_store_that_forgot() {
+    let dir = std::env::temp_dir().join(format!("flakeid-forgot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store: Arc<dyn ClaimStore> = Arc::new(FileStore::open(&dir).unwrap());
+    let claims = || {
+        Claims::with_store(Arc::clone(&store))
+            .namespace("forgot")
+            .nodes(0..2)
+            .manual_renewal()
+    };
+    let first = Generator::builder(Layout::snowflake())
+        .build_claimed(claims())
+        .unwrap();
+    first.next_id().unwrap();
+    let node = first.node();
+    drop(first);
+    // What a holder knows it found stored: the reservation its claim started after.
+    let second = Generator::builder(Layout::snowflake())
+        .build_claimed(claims())
+        .unwrap();
+    let stored = second.claim_status().not_before_unix_ns;
+    assert!(stored > 0);
+    drop(second);
+    let build = |known: Vec<(u64, u64)>| {
+        Generator::builder(Layout::snowflake()).build_claimed(claims().again_after(known))
+    };
+    // The reservation is there: the claim goes on.
+    drop(build(vec![(node, stored)]).unwrap());
+    // One this holder saw further than the store now has: missing.
+    let e = build(vec![(node, u64::MAX)]).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, ClaimError::StoreForgot { .. }), "{e:?}");
+    assert!(
+        text.contains(&format!("node {node}'s reservation")),
+        "{text}"
+    );
+    assert!(text.contains("--repair"), "{text}");
+    // The namespace moved away: gone, and not made again.
+    std::fs::rename(dir.join("forgot"), dir.join("forgot-aside")).unwrap();
+    let e = build(vec![(node, stored)]).unwrap_err();
+    assert_eq!(e.kind(), flakeid::claim::ClaimErrorKind::Corrupt);
+    assert!(e.to_string().contains("is gone"), "{e}");
+    assert!(
+        !dir.join("forgot").exists(),
+        "the claim made the namespace again"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

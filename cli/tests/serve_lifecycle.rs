@@ -366,3 +366,70 @@ fn logs_are_json_lines_with_levels_and_timestamps() {
         "{lines:?}"
     );
 }
+
+/// A namespace moved away under a running server is not made again from nothing: the
+/// renewal finds the claim lost, the in-process re-claim finds the namespace gone and
+/// stays not ready, saying so and what to do (restore it, or `claims --repair`), without
+/// creating the namespace; once it is restored the server claims and serves again, above
+/// every ID it minted before.
+#[test]
+fn a_namespace_moved_away_is_not_made_again_from_nothing() {
+    let dir = temp_dir("vanished");
+    let url = format!("file:{}", dir.display());
+    let mut s = serve(
+        &[
+            "--claim",
+            &url,
+            "--namespace",
+            "moved",
+            "--nodes",
+            "0..4",
+            "--shards",
+            "1",
+            "--window",
+            "2s",
+        ],
+        Duration::from_secs(30),
+    );
+    let c = client();
+    let mint = |c: &reqwest::blocking::Client| -> Option<Vec<u64>> {
+        let r = c.get(s.url("/v1/ids?count=100")).send().ok()?;
+        (r.status() == 200).then(|| service::ids_of_json(&r.text().unwrap()))
+    };
+    let before = mint(&c).expect("IDs before the move");
+    let (ns, aside) = (dir.join("moved"), dir.join("moved-aside"));
+    std::fs::rename(&ns, &aside).unwrap();
+    let mut seen = Vec::new();
+    let refused = loop {
+        let line = s
+            .stderr
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("no refusal of the re-claim ({e}): {seen:#?}"));
+        if line.contains("claiming node ids failed") {
+            break line;
+        }
+        seen.push(line);
+    };
+    assert!(
+        refused.contains("is gone") && refused.contains("--repair"),
+        "{refused}"
+    );
+    assert!(!ns.exists(), "the re-claim made the namespace again");
+    let r = c.get(s.url("/readyz")).send().unwrap();
+    assert_eq!(r.status(), 503);
+    let why = r.text().unwrap();
+    assert!(why.contains("is gone"), "{why}");
+    assert_eq!(c.get(s.url("/v1/id")).send().unwrap().status(), 503);
+    // Restored: claims go on.
+    std::fs::rename(&aside, &ns).unwrap();
+    assert!(
+        until(Duration::from_secs(60), || mint(&c).is_some()),
+        "not serving after the namespace was restored"
+    );
+    let after = mint(&c).unwrap();
+    assert!(after.iter().all(|a| before.iter().all(|b| a > b)));
+    s.signal("TERM");
+    let (status, _) = s.wait(Duration::from_secs(30));
+    assert!(status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -21,16 +21,41 @@ pub(crate) struct ClaimPlan {
     pub(crate) shards: usize,
     pub(crate) max_wait: Duration,
     pub(crate) ready_margin: Duration,
+    /// After a loss: the node ids earlier claims held, with the reservation each found.
+    pub(crate) known: Vec<(u64, u64)>,
+    /// After a loss: the namespace must still be there.
+    pub(crate) known_namespace: bool,
 }
 
 impl ClaimPlan {
+    /// Remembers what the claims of `old` found stored (each node id's reservation when
+    /// it was claimed): a claim again after a loss then requires the store to still have
+    /// the namespace and those reservations ([`Claims::again_after`]), and stays not
+    /// ready, saying what is missing, instead of starting the namespace from nothing.
+    fn remember(&mut self, old: &Minter) {
+        for status in old.nodes() {
+            let Some(claim) = status.claim.filter(|c| c.fenced) else {
+                continue;
+            };
+            match self.known.iter_mut().find(|(n, _)| *n == status.node) {
+                Some((_, floor)) => *floor = (*floor).max(claim.not_before_unix_ns),
+                None => self.known.push((status.node, claim.not_before_unix_ns)),
+            }
+        }
+        self.known_namespace = true;
+    }
+
     /// Takes the claims (blocking: the store's calls, the wait for free ids), called off
     /// by `cancel`.
     fn take(&self, cancel: &Cancel) -> Result<Minter, ClaimError> {
+        let mut claims = self.claims.clone().cancel_on(cancel.clone());
+        if self.known_namespace {
+            claims = claims.again_after(self.known.iter().copied());
+        }
         ShardedGenerator::builder(self.layout)
             .shards(self.shards.max(1))
             .max_wait(self.max_wait)
-            .build_claimed(self.claims.clone().cancel_on(cancel.clone()))
+            .build_claimed(claims)
             .map(|g| Minter::claimed(g, self.ready_margin))
     }
 }
@@ -212,6 +237,7 @@ pub(crate) async fn supervise(
     end: Arc<End>,
     shutdown: CancellationToken,
 ) {
+    let mut plan = plan;
     let mut reported = Reported { last: None, health };
     let mut again = false;
     // The store's warnings (an open ACL repaired, no user), each said once.
@@ -241,7 +267,10 @@ pub(crate) async fn supervise(
             }
             // The old shards go when the last request using them lets go: their claims
             // are released then (a lost one is the store's already).
-            drop(service.uninstall(format!("re-claiming node ids: {why}")));
+            let old = service.uninstall(format!("re-claiming node ids: {why}"));
+            if let (Some(plan), Some(old)) = (plan.as_mut(), old) {
+                plan.remember(&old);
+            }
             metrics::gauge!("flakeid_shards").set(0.0);
             again = true;
             continue;

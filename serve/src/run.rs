@@ -119,6 +119,8 @@ pub async fn run(
             shards,
             max_wait,
             ready_margin: window / 3,
+            known: Vec::new(),
+            known_namespace: false,
         }),
     };
     let service = builder.build();

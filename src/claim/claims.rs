@@ -25,6 +25,8 @@ pub struct Claims {
     pub(crate) renew_every: Option<Duration>,
     pub(crate) background: bool,
     pub(crate) cancel: Option<super::Cancel>,
+    /// The reservations earlier claims of this holder stored (node id, Unix ns).
+    pub(crate) known: Option<Arc<Vec<(u64, u64)>>>,
     #[cfg(feature = "tokio")]
     pub(crate) runtime: Option<tokio::runtime::Handle>,
 }
@@ -60,6 +62,7 @@ impl Claims {
             renew_every: None,
             background: true,
             cancel: None,
+            known: None,
             #[cfg(feature = "tokio")]
             runtime: None,
         }
@@ -140,6 +143,18 @@ impl Claims {
     /// it starts).
     pub fn cancel_on(mut self, cancel: super::Cancel) -> Self {
         self.cancel = Some(cancel);
+        self
+    }
+
+    /// This claim follows earlier claims of this holder in the namespace (a server that
+    /// lost a claim and claims again in process), which stored `reservations` (node id,
+    /// reserved until, Unix ns). Before it takes an id, the store must still have the
+    /// namespace and, for each of those node ids, a reservation at least as far; else
+    /// the claim fails with [`ClaimError::StoreForgot`](super::ClaimError::StoreForgot),
+    /// saying what is missing, instead of starting the namespace from nothing (which
+    /// would lose every earlier holder's reservation with it).
+    pub fn again_after(mut self, reservations: impl IntoIterator<Item = (u64, u64)>) -> Self {
+        self.known = Some(Arc::new(reservations.into_iter().collect()));
         self
     }
 

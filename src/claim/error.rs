@@ -156,6 +156,18 @@ pub enum ClaimError {
         /// This claim's layout.
         asked: String,
     },
+    /// A claim that follows earlier claims of this holder ([`Claims::again_after`](super::Claims::again_after))
+    /// found the store without what they stored: the namespace is gone, or a
+    /// reservation is missing or lower. Claiming now would start from nothing and could
+    /// mint earlier holders' IDs again.
+    StoreForgot {
+        /// The store's URL.
+        store: String,
+        /// The namespace.
+        namespace: String,
+        /// What was found: the namespace gone, or each reservation missing.
+        found: String,
+    },
     /// A repair of a node id that a live holder owns: nothing to repair while it renews.
     NodeHeld {
         /// The namespace.
@@ -245,7 +257,7 @@ impl ClaimError {
             ClaimError::NotOwner { .. } | ClaimError::RenewalStopped { .. } => {
                 ClaimErrorKind::NotOwner
             }
-            ClaimError::Corrupt { .. } => ClaimErrorKind::Corrupt,
+            ClaimError::Corrupt { .. } | ClaimError::StoreForgot { .. } => ClaimErrorKind::Corrupt,
             ClaimError::Refused { .. } => ClaimErrorKind::Access,
             ClaimError::Cancelled { .. } => ClaimErrorKind::Cancelled,
         }
@@ -367,6 +379,14 @@ impl fmt::Display for ClaimError {
                 "namespace {namespace:?} holds IDs of layout {}, and this claim's layout is {}: two layouts in one namespace can mint equal IDs from different node ids; use the namespace's layout, or a namespace of its own for this layout",
                 named(recorded),
                 named(asked)
+            ),
+            ClaimError::StoreForgot {
+                store,
+                namespace,
+                found,
+            } => write!(
+                f,
+                "{store}: {found}, though this holder claimed in namespace {namespace:?} before: a claim now would start without the reservations earlier holders stored and could mint their IDs again; restore the namespace where it was (from where it was moved, or a backup), or store a reservation past every ID minted for each of its node ids (flakeid claims --claim {store} --namespace {namespace} --repair NODE --window DURATION); claims go on once the store has them"
             ),
             ClaimError::NodeHeld { namespace, node } => write!(
                 f,

@@ -177,6 +177,9 @@ impl Holder {
             pool: settings.pool.clone(),
             instance: &instance,
         };
+        if let Some(known) = &claims.known {
+            super::take::check_known(&*store, &claims.namespace, known)?;
+        }
         let claimed = claim_usable(
             &*store,
             &request,

@@ -118,6 +118,54 @@ fn passing(e: &ClaimError) -> bool {
     )
 }
 
+/// Before a claim that follows earlier ones of this holder: the namespace is still in the
+/// store and each reservation they stored (`known`: node id, Unix ns) is still there, at
+/// least as far. A store that cannot be listed is [`ClaimError::Unreachable`] as usual.
+pub(super) fn check_known(
+    store: &dyn ClaimStore,
+    namespace: &str,
+    known: &[(u64, u64)],
+) -> Result<(), ClaimError> {
+    use std::string::ToString;
+    let forgot = |found: String| ClaimError::StoreForgot {
+        store: store.url(),
+        namespace: namespace.into(),
+        found,
+    };
+    if !store.namespaces()?.iter().any(|n| n.namespace == namespace) {
+        return Err(forgot(std::format!(
+            "namespace {namespace:?} is gone (not in the store's namespaces)"
+        )));
+    }
+    let listed = store.list(namespace)?;
+    let missing: Vec<std::string::String> = known
+        .iter()
+        .filter_map(|&(node, stored)| {
+            let found = listed
+                .iter()
+                .find(|i| i.node == node)
+                .map_or(0, |i| i.reserved_until_unix_ns);
+            (found < stored).then(|| match found {
+                0 => std::format!("node {node} has no reservation (this holder stored {stored})"),
+                f => std::format!(
+                    "node {node}'s reservation is {f}, below the {stored} this holder stored"
+                ),
+            })
+        })
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(forgot(
+            std::format!(
+                "reservations are missing in namespace {namespace:?}: {}",
+                missing.join("; ")
+            )
+            .to_string(),
+        ))
+    }
+}
+
 /// A random duration below `bound` (from std's randomly keyed hasher: no generator needed
 /// for a back-off).
 fn jitter(bound: Duration) -> Duration {

@@ -494,6 +494,11 @@ pub(crate) struct ServeArgs {
     /// a client's grpc-timeout may shorten it; a Stream has only the client's).
     #[arg(long, value_parser = duration, default_value = "10s", env = "FLAKEID_REQUEST_TIMEOUT")]
     pub(crate) request_timeout: std::time::Duration,
+    /// How long a response may make no progress on its way out (the client reads
+    /// nothing: a zero HTTP/2 window, a full socket) before its connection is closed; such
+    /// a connection is evicted first at the connection cap.
+    #[arg(long, value_parser = duration, default_value = "10s", env = "FLAKEID_WRITE_TIMEOUT")]
+    pub(crate) write_timeout: std::time::Duration,
     /// HTTP/2 keep-alive pings to idle connections, this often (0s: none); a ping not
     /// answered within 10 s closes the connection.
     #[arg(long, value_parser = duration, default_value = "30s", env = "FLAKEID_KEEPALIVE")]

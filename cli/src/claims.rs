@@ -39,9 +39,9 @@ pub(crate) fn run(a: ClaimsArgs) -> CliResult<ExitCode> {
                 let mut out = String::new();
                 let _ = writeln!(
                     out,
-                    "namespace {ns:?} in {}: {} node ids",
+                    "namespace {ns:?} in {}: {}",
                     store.url(),
-                    infos.len()
+                    plural(infos.len(), "node id", "node ids")
                 );
                 table(&mut out, &infos);
                 out
@@ -151,7 +151,11 @@ fn table(out: &mut String, infos: &[ClaimInfo]) {
 
 fn namespace_tables(url: &str, namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{url}: {} namespaces", namespaces.len());
+    let _ = writeln!(
+        out,
+        "{url}: {}",
+        plural(namespaces.len(), "namespace", "namespaces")
+    );
     for (ns, infos) in namespaces {
         let layout = match (
             &ns.layout,
@@ -164,9 +168,9 @@ fn namespace_tables(url: &str, namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -
         let held = held(infos);
         let _ = writeln!(
             out,
-            "\nnamespace {:?}: {layout}; {} node ids, {} held{}",
+            "\nnamespace {:?}: {layout}; {}, {} held{}",
             ns.namespace,
-            infos.len(),
+            plural(infos.len(), "node id", "node ids"),
             held.len(),
             if held.is_empty() {
                 String::new()
@@ -216,4 +220,9 @@ fn namespace_lines(namespaces: &[(NamespaceInfo, Vec<ClaimInfo>)]) -> String {
         let _ = writeln!(out, "{value}");
     }
     out
+}
+
+/// `n` with the singular or the plural noun: "1 namespace", "2 namespaces".
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }

@@ -118,6 +118,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     limits.header_timeout = a.header_timeout;
     limits.idle_timeout = a.idle_timeout;
     limits.request_timeout = a.request_timeout;
+    limits.write_timeout = a.write_timeout;
     limits.keepalive_interval = (!a.keepalive.is_zero()).then_some(a.keepalive);
     limits.max_connections = a.max_connections as usize;
     limits.max_streams = a.max_streams;

@@ -432,6 +432,9 @@ fn a_corrupt_id_is_skipped_and_claims_lists_it() {
         "{table}"
     );
     assert!(table.contains("node-0.state"), "{table}");
+    // One namespace of two node ids: counted in words that agree with the numbers.
+    assert!(table.contains(": 1 namespace\n"), "{table}");
+    assert!(table.contains("; 2 node ids,"), "{table}");
     assert_eq!(
         std::fs::read(ns.join("node-0.state")).unwrap(),
         b"garbage\n"

@@ -275,6 +275,17 @@ fn grpc_next_stream_decode_health_and_reflection() {
         }
         assert_eq!((streamed.len(), messages), (10_000, 10));
         assert!(strictly_increasing(&streamed));
+        // One rule for Next and Stream: a count of 0 (unset) is one ID.
+        let mut zero = c
+            .stream(StreamRequest { count: 0, batch: 0 })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut got = Vec::new();
+        while let Some(m) = zero.next().await {
+            got.extend(m.unwrap().ids);
+        }
+        assert_eq!(got.len(), 1, "Stream(count=0) as Next(count=0)");
 
         let decoded = c
             .decode(DecodeRequest {

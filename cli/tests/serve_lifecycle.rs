@@ -307,6 +307,19 @@ fn logs_are_json_lines_with_levels_and_timestamps() {
         .send()
         .unwrap();
     assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-request-id"], "trace-42");
+    // A client's id of 8 KB (or with odd characters) is not echoed or logged: the server
+    // makes its own.
+    for odd in ["x".repeat(8 << 10), "a b".into()] {
+        let r = c
+            .get(s.url("/v1/id"))
+            .header("x-request-id", &odd)
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let echoed = r.headers()["x-request-id"].to_str().unwrap().to_string();
+        assert!(echoed != odd && echoed.len() <= 32, "{echoed}");
+    }
     s.signal("TERM");
     let (status, after) = s.wait(Duration::from_secs(20));
     assert!(status.success());
@@ -336,6 +349,15 @@ fn logs_are_json_lines_with_levels_and_timestamps() {
         (Some("/v1/id"), Some(200))
     );
     assert_eq!(access["request_id"], "trace-42");
+    // The peer as an address, not a Rust Debug form.
+    let peer = access["peer"].as_str().unwrap();
+    assert!(
+        peer.starts_with("127.0.0.1:") && peer.parse::<std::net::SocketAddr>().is_ok(),
+        "{peer}"
+    );
+    for e in events.iter().filter(|e| e["message"] == "request") {
+        assert!(e["request_id"].as_str().unwrap().len() <= 32, "{e}");
+    }
     assert!(find("draining")["drain_ms"].is_u64());
     find("stopped");
 

@@ -277,3 +277,178 @@ fn out_of_descriptors_the_accept_loops_pause() {
         assert!(errors >= 1.0, "{listener}: no accept error counted: {m}");
     }
 }
+
+/// An HTTP/2 connection that announces a flow-control window of zero and asks once: its
+/// answer's headers come back, its body never can. Returns the response's status and a
+/// handle that ends when the server closes the connection (the client answers pings all
+/// along, as the attack's did).
+async fn zero_window(addr: &str, grpc: bool) -> (u16, tokio::task::JoinHandle<()>) {
+    use http_body_util::Empty;
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .initial_stream_window_size(0)
+            .initial_connection_window_size(65_535)
+            .adaptive_window(false)
+            .handshake::<_, http_body_util::Either<Empty<bytes::Bytes>, http_body_util::Full<bytes::Bytes>>>(
+                hyper_util::rt::TokioIo::new(tcp),
+            )
+            .await
+            .unwrap();
+    let task = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let request = if grpc {
+        hyper::Request::post(format!("http://{addr}/grpc.health.v1.Health/Check"))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(http_body_util::Either::Right(http_body_util::Full::new(
+                bytes::Bytes::from_static(&[0, 0, 0, 0, 0]),
+            )))
+            .unwrap()
+    } else {
+        hyper::Request::get(format!("http://{addr}/healthz"))
+            .body(http_body_util::Either::Left(Empty::new()))
+            .unwrap()
+    };
+    let response = send.send_request(request).await.unwrap();
+    let status = response.status().as_u16();
+    // Holds the response (and so the stream) without reading its body.
+    tokio::spawn(async move {
+        let _keep = (send, response);
+        std::future::pending::<()>().await;
+    });
+    (status, task)
+}
+
+/// Clients that announce an HTTP/2 window of zero and never open it (the answer cannot go
+/// out) are closed after the write timeout on both listeners, counted as such, while a
+/// normal client is answered throughout; before, each stayed in flight for good.
+#[test]
+fn a_zero_window_client_is_closed_after_the_write_timeout() {
+    let s = serve(
+        &[
+            "--node",
+            "1",
+            "--write-timeout",
+            "1s",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ],
+        START,
+    );
+    let http = addr(&s.http);
+    let grpc = addr(s.grpc.as_deref().unwrap());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let held: Vec<_> = rt.block_on(async {
+        let mut held = Vec::new();
+        for _ in 0..20 {
+            for (target, is_grpc) in [(&http, false), (&grpc, true)] {
+                let (status, task) = zero_window(target, is_grpc).await;
+                assert_eq!(status, 200);
+                held.push(task);
+            }
+        }
+        held
+    });
+    let c = client();
+    assert_eq!(c.get(s.url("/healthz")).send().unwrap().status(), 200);
+    let ended = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            for task in held {
+                task.await.unwrap();
+            }
+        })
+        .await
+    });
+    assert!(
+        ended.is_ok(),
+        "zero-window connections were still open 20 s after a write timeout of 1 s"
+    );
+    let m = c.get(s.url("/metrics")).send().unwrap().text().unwrap();
+    for listener in ["http", "grpc"] {
+        let closed = metric_sum(
+            &m,
+            "flakeid_connections_closed_total",
+            &[
+                &format!("listener=\"{listener}\""),
+                "reason=\"write timeout\"",
+            ],
+        );
+        assert!(
+            closed >= 20.0,
+            "{listener}: {closed} closed by the write timeout"
+        );
+    }
+}
+
+/// At the connection cap, new silent connections evict connections that never completed
+/// a request before a kept-alive client that did: that client's next request on its
+/// connection is answered (before, the longest idle went first, and it was the one).
+#[test]
+fn at_the_cap_connections_that_never_completed_a_request_go_first() {
+    const CAP: usize = 8;
+    let s = serve(
+        &[
+            "--node",
+            "1",
+            "--max-connections",
+            &CAP.to_string(),
+            "--header-timeout",
+            "60s",
+        ],
+        START,
+    );
+    let http = addr(&s.http);
+    let mut kept = TcpStream::connect(&http).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let ask = |kept: &mut TcpStream| -> String {
+        kept.write_all(b"GET /v1/id HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut buf = [0u8; 1024];
+        // The answer is small: its head and body come in one or two reads.
+        while !answer.ends_with(b"}") && !answer.ends_with(b"\n") {
+            match kept.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&buf[..n]),
+            }
+        }
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let first = ask(&mut kept);
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    // Three times the cap of silent connections, each a new one at the cap.
+    let silent: Vec<TcpStream> = (0..3 * CAP)
+        .map(|_| TcpStream::connect(&http).unwrap())
+        .collect();
+    let c = reqwest::blocking::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let evicted = || {
+        let m = c.get(s.url("/metrics")).send().unwrap().text().unwrap();
+        metric_sum(
+            &m,
+            "flakeid_connections_evicted_total",
+            &["listener=\"http\""],
+        )
+    };
+    assert!(
+        until(Duration::from_secs(20), || evicted() >= (2 * CAP) as f64),
+        "the silent connections were not admitted: {} evicted",
+        evicted()
+    );
+    let again = ask(&mut kept);
+    assert!(
+        again.starts_with("HTTP/1.1 200"),
+        "the kept-alive client was evicted: {again:?}"
+    );
+    drop(silent);
+}

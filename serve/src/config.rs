@@ -53,6 +53,11 @@ pub struct Limits {
     /// The deadline of a request (gRPC's `grpc-timeout` may shorten it); a long gRPC
     /// `Stream` is bounded by its `grpc-timeout` only.
     pub request_timeout: Duration,
+    /// How long a response may make no progress on its way out (a client that reads
+    /// nothing: an HTTP/2 flow-control window of zero, a full socket): after it the
+    /// connection is closed, and until then, at the connection cap, it is among the first
+    /// evicted.
+    pub write_timeout: Duration,
     /// HTTP/2 keep-alive pings: how often an idle connection is pinged (`None`: never).
     pub keepalive_interval: Option<Duration>,
     /// HTTP/2 keep-alive pings: how long a ping may go unanswered before the connection
@@ -97,6 +102,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             request_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
             keepalive_interval: Some(Duration::from_secs(30)),
             keepalive_timeout: Duration::from_secs(10),
             max_connections: 10_000,

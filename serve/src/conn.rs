@@ -8,9 +8,14 @@
 //!   closes after the header timeout idle, as hyper's header-read timeout would;
 //! - an HTTP/2 (gRPC) connection closed after the idle timeout with no request in flight;
 //! - HTTP/2 keep-alive pings, and a bound on concurrent streams;
-//! - at most `max_connections` open per listener: a new one closes the longest idle
-//!   connection (no request in flight: a slow or silent client), or waits in the backlog
-//!   until one ends, so that descriptors never run out;
+//! - a response that makes no progress on its way out for the write timeout (a client
+//!   that reads nothing: an HTTP/2 window of zero, a full socket) closes its connection;
+//!   HTTP/2 buffers at most [`SEND_BUFFER`] per stream;
+//! - at most `max_connections` open per listener: a new one closes another, or waits in
+//!   the backlog until one ends, so that descriptors never run out. Evicted first: a
+//!   connection that never completed a request (oldest first), then one whose responses
+//!   make no progress, then the longest idle (no request in flight); a connection that
+//!   is working on a request that moves is never evicted;
 //! - on shutdown, a graceful close (HTTP/2 `GOAWAY`, idle HTTP/1 connections at once).
 //!
 //! Each request carries its connection ([`Conn`]) as an extension: the gRPC stream limit
@@ -81,6 +86,9 @@ impl<S, B> HttpService<B> for S where
 /// above the service's own limits (which answer JSON), below memory trouble.
 const HEAD_BUFFER: usize = 256 << 10;
 
+/// The most bytes HTTP/2 buffers of one stream's response ahead of the client's window.
+const SEND_BUFFER: usize = 64 << 10;
+
 /// A connection, as its requests see it.
 #[derive(Debug)]
 pub(crate) struct Conn {
@@ -94,6 +102,13 @@ pub(crate) struct Conn {
     active: AtomicUsize,
     /// Requests started so far.
     served: AtomicU64,
+    /// Requests whose response went out whole (its body sent to its end).
+    completed: AtomicU64,
+    /// Responses on their way out (from the handler's answer to the end of the body).
+    sending: AtomicUsize,
+    /// When a response last moved (ns after `opened`): an answer ready, or its body
+    /// polled (hyper polls it only when the client's window and the socket have room).
+    progress_ns: AtomicU64,
     /// Whether the connection speaks HTTP/2 (known from its first request).
     h2: AtomicBool,
     /// When the last request ended (ns after `opened`).
@@ -111,6 +126,9 @@ impl Conn {
             opened: Instant::now(),
             active: AtomicUsize::new(0),
             served: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            sending: AtomicUsize::new(0),
+            progress_ns: AtomicU64::new(0),
             h2: AtomicBool::new(false),
             idle_since_ns: AtomicU64::new(0),
             evict: CancellationToken::new(),
@@ -119,6 +137,42 @@ impl Conn {
 
     fn idle_since(&self) -> Instant {
         self.opened + Duration::from_nanos(self.idle_since_ns.load(Ordering::Relaxed))
+    }
+
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn progressed(&self) {
+        self.progress_ns.store(self.now_ns(), Ordering::Relaxed);
+    }
+
+    /// How long its responses on their way out have not moved (`None`: none is).
+    fn stalled_for(&self) -> Option<Duration> {
+        if self.sending.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let last = self.progress_ns.load(Ordering::Relaxed);
+        Some(Duration::from_nanos(self.now_ns().saturating_sub(last)))
+    }
+
+    /// Its rank for eviction at the cap (lower goes first), if it may be evicted: one
+    /// that never completed a request, by age; one whose responses have not moved for
+    /// a second, by how long; one with no request in flight, by how long idle. One that
+    /// works on a request that moves is not evictable.
+    fn eviction_rank(&self) -> Option<(u8, Instant)> {
+        if self.evict.is_cancelled() {
+            return None;
+        }
+        let idle = self.active.load(Ordering::SeqCst) == 0;
+        let stalled = self.stalled_for().filter(|d| *d >= Duration::from_secs(1));
+        if self.completed.load(Ordering::Relaxed) == 0 && (idle || stalled.is_some()) {
+            return Some((0, self.opened));
+        }
+        if let Some(d) = stalled {
+            return Some((1, Instant::now() - d));
+        }
+        idle.then(|| (2, self.idle_since()))
     }
 
     fn start(&self, version: http::Version) {
@@ -140,14 +194,25 @@ impl Conn {
     /// read); on HTTP/2, no request in flight for `idle`. Requests only touch counters; one
     /// timer per connection is checked when it fires and set again to the next moment the
     /// connection could be idle too long.
-    async fn idle(&self, header: Duration, idle: Duration) -> &'static str {
-        let sleep = tokio::time::sleep(header);
+    async fn idle(&self, header: Duration, idle: Duration, write: Duration) -> &'static str {
+        let sleep = tokio::time::sleep(header.min(write));
         tokio::pin!(sleep);
         loop {
             sleep.as_mut().await;
             let now = tokio::time::Instant::now();
+            if let Some(stalled) = self.stalled_for() {
+                if stalled >= write {
+                    return "write timeout";
+                }
+                sleep
+                    .as_mut()
+                    .reset(now + write.saturating_sub(stalled).min(idle));
+                continue;
+            }
             if self.active.load(Ordering::SeqCst) > 0 {
-                sleep.as_mut().reset(now + idle);
+                // A response may start on its way out at any moment: look again within
+                // the write timeout.
+                sleep.as_mut().reset(now + idle.min(write));
                 continue;
             }
             let (bound, why) = match self.served.load(Ordering::Relaxed) {
@@ -173,11 +238,39 @@ impl Drop for Active {
     }
 }
 
+/// A response on its way out, from the handler's answer until its body is dropped.
+struct Sending {
+    conn: Arc<Conn>,
+    /// Whether the body was sent to its end.
+    done: bool,
+}
+
+impl Sending {
+    fn new(conn: &Arc<Conn>) -> Sending {
+        conn.sending.fetch_add(1, Ordering::SeqCst);
+        conn.progressed();
+        Sending {
+            conn: Arc::clone(conn),
+            done: false,
+        }
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        if self.done {
+            self.conn.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.conn.sending.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 pin_project_lite::pin_project! {
     /// A response body that keeps its request counted as in flight while it is sent.
     pub(crate) struct Tracked<B> {
         #[pin]
         inner: B,
+        sending: Sending,
         active: Active,
     }
 }
@@ -190,7 +283,16 @@ impl<B: http_body::Body> http_body::Body for Tracked<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
-        self.project().inner.poll_frame(cx)
+        let mut this = self.project();
+        // Polled at all: the client's window and the socket had room.
+        this.sending.conn.progressed();
+        let frame = this.inner.as_mut().poll_frame(cx);
+        // Sent whole: its end reached (hyper may stop at a body's exact size without
+        // asking for the end).
+        if matches!(frame, Poll::Ready(None)) || this.inner.is_end_stream() {
+            this.sending.done = true;
+        }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {
@@ -223,6 +325,7 @@ pin_project_lite::pin_project! {
 impl<F, B> Future for ConnFuture<F>
 where
     F: Future<Output = Result<Response<B>, Infallible>>,
+    B: http_body::Body,
 {
     type Output = Result<Response<Tracked<B>>, Infallible>;
 
@@ -230,13 +333,24 @@ where
         let this = self.project();
         let r = std::task::ready!(this.inner.poll(cx))?;
         let active = this.active.take().expect("polled after it was ready");
-        Poll::Ready(Ok(r.map(|inner| Tracked { inner, active })))
+        let sending = Sending::new(&active.0);
+        Poll::Ready(Ok(r.map(|inner| {
+            let mut sending = sending;
+            // A body with nothing to send (hyper may never poll it) is sent whole.
+            sending.done = inner.is_end_stream();
+            Tracked {
+                inner,
+                sending,
+                active,
+            }
+        })))
     }
 }
 
 impl<S, B> tower::Service<Request<Incoming>> for ConnService<S>
 where
     S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>,
+    B: http_body::Body,
 {
     type Response = Response<Tracked<B>>;
     type Error = Infallible;
@@ -296,11 +410,12 @@ impl Registry {
                         id: conn.id,
                     };
                 }
-                let idle = open
+                let victim = open
                     .values()
-                    .filter(|c| c.active.load(Ordering::SeqCst) == 0 && !c.evict.is_cancelled())
-                    .min_by_key(|c| c.idle_since());
-                if let Some(victim) = idle {
+                    .filter_map(|c| c.eviction_rank().map(|rank| (rank, c)))
+                    .min_by_key(|(rank, _)| *rank)
+                    .map(|(_, c)| c);
+                if let Some(victim) = victim {
                     victim.evict.cancel();
                     metrics::counter!("flakeid_connections_evicted_total", "listener" => listener)
                         .increment(1);
@@ -340,6 +455,7 @@ fn builder(limits: &Limits, http2_only: bool) -> auto::Builder<TokioExecutor> {
         .keep_alive_interval(limits.keepalive_interval)
         .keep_alive_timeout(limits.keepalive_timeout)
         .max_concurrent_streams(limits.max_streams)
+        .max_send_buf_size(SEND_BUFFER)
         .max_header_list_size(HEAD_BUFFER as u32);
     if http2_only { b.http2_only() } else { b }
 }
@@ -490,7 +606,7 @@ where
                     "error"
                 }
             },
-            why = conn.idle(limits.header_timeout, limits.idle_timeout), if !draining => return why,
+            why = conn.idle(limits.header_timeout, limits.idle_timeout, limits.write_timeout), if !draining => return why,
             _ = conn.evict.cancelled() => return "evicted",
             _ = shutdown.cancelled(), if !draining => {
                 served.as_mut().graceful_shutdown();

@@ -91,6 +91,7 @@ where
     let id = request
         .headers()
         .get(REQUEST_ID)
+        .filter(|v| kept_request_id(v.as_bytes()))
         .cloned()
         .unwrap_or_else(request_id);
     let mut r = match refusal(&s, &request) {
@@ -112,6 +113,20 @@ where
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The longest client request id kept (a UUID is 36, a W3C trace id 32).
+pub const MAX_REQUEST_ID: usize = 128;
+
+/// Whether a client's `x-request-id` is kept (echoed and logged): 1 to [`MAX_REQUEST_ID`]
+/// bytes of ASCII letters, digits and `-`, `_`, `.`, `:`, `/`, `+`, `=`. Any other is
+/// replaced by one of the server's own, so a client cannot put 8 KB, or control
+/// characters, into every log line.
+fn kept_request_id(id: &[u8]) -> bool {
+    (1..=MAX_REQUEST_ID).contains(&id.len())
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+=".contains(b))
+}
 
 /// A request id: a random prefix per process and a counter, in hex (`1f3a9c0e-2b`), so
 /// that ids are unique across restarts and cheap to make.
@@ -198,7 +213,7 @@ fn observe(
             status = status.as_u16(),
             micros = elapsed.as_micros() as u64,
             request_id = id,
-            peer = ?peer,
+            peer = %peer.map_or_else(|| String::from("-"), |p| p.to_string()),
             "request"
         );
     }
@@ -207,6 +222,17 @@ fn observe(
 #[cfg(test)]
 mod tests {
     /// Request ids are the process's prefix and a counter in hex, each new.
+    #[test]
+    fn client_request_ids_are_kept_only_short_and_plain() {
+        assert!(super::kept_request_id(b"3f2b-9c1e_a.b:c/d+e="));
+        assert!(super::kept_request_id(&[b'a'; super::MAX_REQUEST_ID]));
+        assert!(!super::kept_request_id(&[b'a'; super::MAX_REQUEST_ID + 1]));
+        assert!(!super::kept_request_id(b""));
+        assert!(!super::kept_request_id(b"a b"));
+        assert!(!super::kept_request_id(b"a\x7f"));
+        assert!(!super::kept_request_id("é".as_bytes()));
+    }
+
     #[test]
     fn request_ids_are_hex_and_unique() {
         let a = super::request_id();

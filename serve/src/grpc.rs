@@ -119,12 +119,8 @@ impl IdService for IdGrpc {
             None => None,
         };
         let StreamRequest { count, batch } = request.into_inner();
-        if count == 0 {
-            return Err(ServiceError::BadRequest(
-                "count 0 asks for nothing: give the number of IDs to stream".into(),
-            )
-            .into());
-        }
+        // One rule with Next: 0 (proto3's unset) means one ID.
+        let count = count.max(1);
         let batch = match batch {
             0 => 4096,
             b if b as usize > MAX_BATCH => {

@@ -79,8 +79,12 @@ fn method_label(path: &str) -> &'static str {
     match name {
         "grpc.health.v1.Health/Check" => "grpc.health.v1.Health/Check",
         "grpc.health.v1.Health/Watch" => "grpc.health.v1.Health/Watch",
-        n if n.starts_with("grpc.reflection.v1.") => "grpc.reflection.v1",
-        n if n.starts_with("grpc.reflection.v1alpha.") => "grpc.reflection.v1alpha",
+        "grpc.reflection.v1.ServerReflection/ServerReflectionInfo" => {
+            "grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+        }
+        "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo" => {
+            "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+        }
         _ => "unknown",
     }
 }
@@ -91,8 +95,8 @@ fn streaming(method: &str) -> bool {
         method,
         "flakeid.v1.IdService/Stream"
             | "grpc.health.v1.Health/Watch"
-            | "grpc.reflection.v1"
-            | "grpc.reflection.v1alpha"
+            | "grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+            | "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
     )
 }
 
@@ -342,7 +346,11 @@ mod tests {
         );
         assert_eq!(
             method_label("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"),
-            "grpc.reflection.v1alpha"
+            "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
+        );
+        assert_eq!(
+            method_label("/grpc.reflection.v1alpha.ServerReflection/Other"),
+            "unknown"
         );
         assert_eq!(method_label("/evil.Service/random-123"), "unknown");
         assert!(

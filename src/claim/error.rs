@@ -311,10 +311,7 @@ impl fmt::Display for ClaimError {
             ClaimError::Refused { store, reason } => {
                 write!(f, "claim store {store} refused this client: {reason}")
             }
-            ClaimError::Io { path, reason } => write!(
-                f,
-                "cannot use {path}: {reason}; give a directory this process can create and write"
-            ),
+            ClaimError::Io { path, reason } => write!(f, "cannot use {path}: {reason}"),
             ClaimError::Corrupt { path, reason } => write!(
                 f,
                 "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it. Repair it with ClaimStore::repair (`flakeid claims --repair NODE`), which stores a reservation past now and past what any holder could have minted; do not remove it: the next holder would start from nothing and could mint IDs its last holder minted"

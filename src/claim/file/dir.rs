@@ -154,10 +154,7 @@ fn file_id(stat: &Stat) -> FileId {
 }
 
 fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
-    ClaimError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    }
+    super::io_error(path, e)
 }
 
 /// A state or lock file that is not a regular file: its id is skipped, never read (a FIFO

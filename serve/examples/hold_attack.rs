@@ -9,12 +9,14 @@
 //!
 //! ```sh
 //! flakeid serve --node 1 --listen 127.0.0.1:8080 &
-//! cargo run --release -p flakeid-serve --example hold_attack -- 127.0.0.1:8080 $! zero-window 560 18 0
-//! cargo run --release -p flakeid-serve --example hold_attack -- 127.0.0.1:8080 $! silent 500 20 1000
+//! cargo run --release -p flakeid-serve --example hold_attack -- 127.0.0.1:8080 $! zero-window 560 18 50 fresh
+//! cargo run --release -p flakeid-serve --example hold_attack -- 127.0.0.1:8080 $! silent 500 20 1000 kept
 //! ```
 //!
 //! Arguments: ADDR, the server's PID, `zero-window` or `silent`, new connections a
-//! second, seconds, the legitimate client's pause between requests (ms).
+//! second, seconds, the legitimate client's pause between requests (ms), and `fresh`
+//! (a new connection for each request) or `kept` (one kept alive; each time it was
+//! closed under it is one more connection).
 
 use std::time::{Duration, Instant};
 
@@ -62,14 +64,21 @@ async fn silent(addr: String) {
     }
 }
 
-/// One request on `sender` (a new connection if it is gone): its latency if it got 200.
+/// One request on `sender` (a new connection if it is gone, or if `fresh`; counted in
+/// `connects`): its latency if it got 200.
 async fn ask(
     addr: &str,
     sender: &mut Option<hyper::client::conn::http1::SendRequest<Empty<Bytes>>>,
+    fresh: bool,
+    connects: &mut u64,
 ) -> Option<Duration> {
     let t = Instant::now();
+    if fresh {
+        *sender = None;
+    }
     let attempt = async {
         if sender.as_ref().is_none_or(|s| s.is_closed()) {
+            *connects += 1;
             let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
             let (s, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
                 .await
@@ -106,6 +115,9 @@ async fn main() {
     let rate: u64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(500);
     let seconds: u64 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(18);
     let pause = Duration::from_millis(args.get(5).and_then(|s| s.parse().ok()).unwrap_or(0));
+    // `fresh`: a new connection for every request (a new client); `kept`: one kept alive.
+    let fresh = args.get(6).is_some_and(|s| s == "fresh");
+    let mut connects = 0u64;
     let start_rss = rss_kib(&pid);
     let end = Instant::now() + Duration::from_secs(seconds);
     let attack = {
@@ -130,7 +142,7 @@ async fn main() {
     let (mut ok, mut failed, mut latencies, mut peak) = (0u64, 0u64, Vec::new(), start_rss);
     let mut sender = None;
     while Instant::now() < end {
-        match ask(&addr, &mut sender).await {
+        match ask(&addr, &mut sender, fresh, &mut connects).await {
             Some(l) => {
                 ok += 1;
                 latencies.push(l);
@@ -150,7 +162,12 @@ async fn main() {
         .copied()
         .unwrap_or_default();
     println!(
-        "{mode} {rate}/s for {seconds}s: {opened} opened; legitimate {ok}/{} ({:.1}%), p99 {:.1} ms; RSS {} MiB at start, {} MiB peak, {} MiB 15 s after",
+        "{mode} {rate}/s for {seconds}s: {opened} opened; legitimate ({}) {ok}/{} ({:.1}%), p99 {:.1} ms, {connects} connections; RSS {} MiB at start, {} MiB peak, {} MiB 15 s after",
+        if fresh {
+            "a new connection each"
+        } else {
+            "kept alive"
+        },
         ok + failed,
         100.0 * ok as f64 / (ok + failed).max(1) as f64,
         p99.as_secs_f64() * 1e3,

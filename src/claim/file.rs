@@ -13,9 +13,11 @@ use std::vec::Vec;
 use super::store::{ClaimRequest, Claimed, Repaired};
 use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState, check_namespace};
 mod dir;
+mod os;
 mod records;
 mod state;
 use dir::{Dir, FileId, Trust};
+use os::io_error;
 use state::{State, read_state, write_state};
 
 /// Claims on one host, with no coordinator: `DIR/NAMESPACE/node-N.lock`, held with an
@@ -87,43 +89,6 @@ const DIR_LOCK_BOUND: Duration = Duration::from_secs(5);
 
 fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
     io_error(path, e)
-}
-
-/// A file system error at `path` (an OS error, or what the store found): what was found
-/// and, for an OS error, the fix that fits it.
-pub(super) fn io_error(path: &Path, e: impl core::fmt::Display) -> ClaimError {
-    let found = e.to_string();
-    let errno = found
-        .rsplit_once("(os error ")
-        .and_then(|(_, n)| n.trim_end_matches(')').parse::<i32>().ok());
-    let fix = match errno {
-        // ENOENT
-        Some(2) => {
-            "it is not there (moved or removed under this process, or never made): put it back, or give a directory that exists or that this process can create"
-        }
-        // EPERM, EACCES
-        Some(1 | 13) => {
-            "this process's user may not use it: grant it (chown or chmod), or give a directory of its own"
-        }
-        // EROFS
-        Some(30) => "its file system is mounted read-only: give a directory on a writable one",
-        // ENOSPC, EDQUOT
-        Some(28 | 122) => "the disk (or the user's quota) is full: free space there",
-        // ENOTDIR
-        Some(20) => "a part of the path is not a directory: give the path of a directory",
-        Some(_) => {
-            "the operating system's error says what is wrong there: fix that, or give another directory"
-        }
-        None => "",
-    };
-    ClaimError::Io {
-        path: path.display().to_string(),
-        reason: if fix.is_empty() {
-            found
-        } else {
-            format!("{found}; {fix}")
-        },
-    }
 }
 
 fn lock_name(node: u64) -> String {
@@ -475,31 +440,5 @@ impl ClaimStore for FileStore {
         reserved_until_unix_ns: u64,
     ) -> Result<Repaired, ClaimError> {
         self.repair_node(namespace, node, reserved_until_unix_ns)
-    }
-}
-
-#[cfg(test)]
-mod io_tests {
-    use super::io_error;
-    use std::path::Path;
-
-    #[test]
-    fn each_os_error_names_what_was_found_and_its_own_fix() {
-        let text = |errno: i32| {
-            io_error(Path::new("/s"), std::io::Error::from_raw_os_error(errno)).to_string()
-        };
-        assert!(text(2).contains("it is not there"), "{}", text(2));
-        assert!(text(13).contains("may not use it"), "{}", text(13));
-        assert!(text(30).contains("read-only"), "{}", text(30));
-        assert!(text(28).contains("full"), "{}", text(28));
-        for errno in [2, 13, 30, 28, 20] {
-            assert!(
-                !text(errno).contains("can create and write"),
-                "{}",
-                text(errno)
-            );
-        }
-        let found = io_error(Path::new("/s"), "the lock is held").to_string();
-        assert_eq!(found, "cannot use /s: the lock is held");
     }
 }

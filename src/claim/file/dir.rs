@@ -66,7 +66,7 @@ impl Trust {
             store: format!("file:{}", path.display()),
             reason,
         };
-        if uid != 0 && uid != self.uid && shared && !member_of(uid, gid) {
+        if uid != 0 && uid != self.uid && shared && !super::os::member_of(uid, gid) {
             // The group matches, but its owner is not in it: a setgid parent gives its group
             // to whatever anyone makes in it, and the owner could move the files aside.
             return Err(refuse(format!(
@@ -103,37 +103,6 @@ impl Trust {
     }
 }
 
-/// Whether user `uid` is a member of group `gid`: its primary group in `/etc/passwd`, or
-/// named in the group's line of `/etc/group`. A user or group these files do not list (a
-/// directory service's) is not a member: the store fails closed.
-fn member_of(uid: u32, gid: u32) -> bool {
-    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
-    member_in(&read("/etc/passwd"), &read("/etc/group"), uid, gid)
-}
-
-/// [`member_of`] over the text of `passwd` and `group`.
-fn member_in(passwd: &str, group: &str, uid: u32, gid: u32) -> bool {
-    // name:password:uid:gid:...
-    let Some((name, primary)) = passwd.lines().find_map(|line| {
-        let mut f = line.split(':');
-        let name = f.next()?;
-        let _ = f.next()?;
-        (f.next()?.parse::<u32>().ok()? == uid).then_some((name, f.next()?.parse::<u32>().ok()))
-    }) else {
-        return false;
-    };
-    if primary == Some(gid) {
-        return true;
-    }
-    // name:password:gid:member,member
-    group.lines().any(|line| {
-        let f: Vec<&str> = line.split(':').collect();
-        f.len() == 4
-            && f[2].parse::<u32>().ok() == Some(gid)
-            && f[3].split(',').any(|m| m.trim() == name)
-    })
-}
-
 /// What kind of file a name is, as the store sees it.
 fn kind_name(t: FileType) -> &'static str {
     match t {
@@ -154,7 +123,7 @@ fn file_id(stat: &Stat) -> FileId {
 }
 
 fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
-    super::io_error(path, e)
+    super::os::io_error(path, e)
 }
 
 /// A state or lock file that is not a regular file: its id is skipped, never read (a FIFO
@@ -496,23 +465,5 @@ impl Dir {
                 Err(e) => return Err(io_err(&self.path, e)),
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::member_in;
-
-    const PASSWD: &str = "root:x:0:0:root:/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n";
-    const GROUP: &str = "root:x:0:\nann:x:1000:\nbob:x:1001:\nids:x:2000:ann,carl\n";
-
-    #[test]
-    fn a_user_is_a_member_by_its_primary_group_or_the_groups_list() {
-        assert!(member_in(PASSWD, GROUP, 1000, 1000), "primary group");
-        assert!(member_in(PASSWD, GROUP, 1000, 2000), "listed");
-        assert!(!member_in(PASSWD, GROUP, 1001, 2000), "bob is not in ids");
-        assert!(!member_in(PASSWD, GROUP, 1001, 0));
-        assert!(!member_in(PASSWD, GROUP, 4242, 2000), "an unknown user");
-        assert!(!member_in("", "", 1000, 1000), "no files: fails closed");
     }
 }

@@ -1,0 +1,121 @@
+//! What the file store asks of the operating system beyond its files: whether a user is a
+//! member of a group (for `share=group`), and an OS error as a claim error with the fix
+//! that fits it.
+
+use std::path::Path;
+use std::string::ToString;
+use std::vec::Vec;
+
+use super::super::ClaimError;
+
+/// Whether user `uid` is a member of group `gid`: its primary group in `/etc/passwd`, or
+/// named in the group's line of `/etc/group`. A user or group these files do not list (a
+/// directory service's) is not a member: the store fails closed.
+pub(super) fn member_of(uid: u32, gid: u32) -> bool {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    member_in(&read("/etc/passwd"), &read("/etc/group"), uid, gid)
+}
+
+/// [`member_of`] over the text of `passwd` and `group`.
+fn member_in(passwd: &str, group: &str, uid: u32, gid: u32) -> bool {
+    // name:password:uid:gid:...
+    let Some((name, primary)) = passwd.lines().find_map(|line| {
+        let mut f = line.split(':');
+        let name = f.next()?;
+        let _ = f.next()?;
+        (f.next()?.parse::<u32>().ok()? == uid).then_some((name, f.next()?.parse::<u32>().ok()))
+    }) else {
+        return false;
+    };
+    if primary == Some(gid) {
+        return true;
+    }
+    // name:password:gid:member,member
+    group.lines().any(|line| {
+        let f: Vec<&str> = line.split(':').collect();
+        f.len() == 4
+            && f[2].parse::<u32>().ok() == Some(gid)
+            && f[3].split(',').any(|m| m.trim() == name)
+    })
+}
+
+/// A file system error at `path` (an OS error, or what the store found): what was found
+/// and, for an OS error, the fix that fits it.
+pub(super) fn io_error(path: &Path, e: impl core::fmt::Display) -> ClaimError {
+    let found = e.to_string();
+    let errno = found
+        .rsplit_once("(os error ")
+        .and_then(|(_, n)| n.trim_end_matches(')').parse::<i32>().ok());
+    let fix = match errno {
+        // ENOENT
+        Some(2) => {
+            "it is not there (moved or removed under this process, or never made): put it back, or give a directory that exists or that this process can create"
+        }
+        // EPERM, EACCES
+        Some(1 | 13) => {
+            "this process's user may not use it: grant it (chown or chmod), or give a directory of its own"
+        }
+        // EROFS
+        Some(30) => "its file system is mounted read-only: give a directory on a writable one",
+        // ENOSPC, EDQUOT
+        Some(28 | 122) => "the disk (or the user's quota) is full: free space there",
+        // ENOTDIR
+        Some(20) => "a part of the path is not a directory: give the path of a directory",
+        Some(_) => {
+            "the operating system's error says what is wrong there: fix that, or give another directory"
+        }
+        None => "",
+    };
+    ClaimError::Io {
+        path: path.display().to_string(),
+        reason: if fix.is_empty() {
+            found
+        } else {
+            format!("{found}; {fix}")
+        },
+    }
+}
+
+#[cfg(test)]
+mod member_tests {
+    use super::member_in;
+
+    const PASSWD: &str = "root:x:0:0:root:/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n";
+    const GROUP: &str = "root:x:0:\nann:x:1000:\nbob:x:1001:\nids:x:2000:ann,carl\n";
+
+    #[test]
+    fn a_user_is_a_member_by_its_primary_group_or_the_groups_list() {
+        assert!(member_in(PASSWD, GROUP, 1000, 1000), "primary group");
+        assert!(member_in(PASSWD, GROUP, 1000, 2000), "listed");
+        assert!(!member_in(PASSWD, GROUP, 1001, 2000), "bob is not in ids");
+        assert!(!member_in(PASSWD, GROUP, 1001, 0));
+        assert!(!member_in(PASSWD, GROUP, 4242, 2000), "an unknown user");
+        assert!(!member_in("", "", 1000, 1000), "no files: fails closed");
+    }
+}
+
+#[cfg(test)]
+mod io_tests {
+    use super::io_error;
+    use std::path::Path;
+
+    #[test]
+    fn each_os_error_names_what_was_found_and_its_own_fix() {
+        let text = |errno: i32| {
+            io_error(Path::new("/s"), std::io::Error::from_raw_os_error(errno)).to_string()
+        };
+        assert!(text(2).contains("it is not there"), "{}", text(2));
+        assert!(text(13).contains("may not use it"), "{}", text(13));
+        assert!(text(30).contains("read-only"), "{}", text(30));
+        assert!(text(28).contains("full"), "{}", text(28));
+        for errno in [2, 13, 30, 28, 20] {
+            assert!(
+                !text(errno).contains("can create and write"),
+                "{}",
+                text(errno)
+            );
+        }
+        let found = io_error(Path::new("/s"), "the lock is held").to_string();
+        assert_eq!(found, "cannot use /s: the lock is held");
+    }
+}

@@ -21,10 +21,9 @@ pub(crate) struct ClaimPlan {
     pub(crate) shards: usize,
     pub(crate) max_wait: Duration,
     pub(crate) ready_margin: Duration,
-    /// After a loss: the node ids earlier claims held, with the reservation each found.
-    pub(crate) known: Vec<(u64, u64)>,
-    /// After a loss: the namespace must still be there.
-    pub(crate) known_namespace: bool,
+    /// After a loss (`None` before the first): the node ids earlier claims held, with
+    /// the reservation each found; the namespace must still be there.
+    pub(crate) known: Option<Vec<(u64, u64)>>,
 }
 
 impl ClaimPlan {
@@ -33,24 +32,24 @@ impl ClaimPlan {
     /// the namespace and those reservations ([`Claims::again_after`]), and stays not
     /// ready, saying what is missing, instead of starting the namespace from nothing.
     fn remember(&mut self, old: &Minter) {
+        let known = self.known.get_or_insert_with(Vec::new);
         for status in old.nodes() {
             let Some(claim) = status.claim.filter(|c| c.fenced) else {
                 continue;
             };
-            match self.known.iter_mut().find(|(n, _)| *n == status.node) {
+            match known.iter_mut().find(|(n, _)| *n == status.node) {
                 Some((_, floor)) => *floor = (*floor).max(claim.not_before_unix_ns),
-                None => self.known.push((status.node, claim.not_before_unix_ns)),
+                None => known.push((status.node, claim.not_before_unix_ns)),
             }
         }
-        self.known_namespace = true;
     }
 
     /// Takes the claims (blocking: the store's calls, the wait for free ids), called off
     /// by `cancel`.
     fn take(&self, cancel: &Cancel) -> Result<Minter, ClaimError> {
         let mut claims = self.claims.clone().cancel_on(cancel.clone());
-        if self.known_namespace {
-            claims = claims.again_after(self.known.iter().copied());
+        if let Some(known) = &self.known {
+            claims = claims.again_after(known.iter().copied());
         }
         ShardedGenerator::builder(self.layout)
             .shards(self.shards.max(1))

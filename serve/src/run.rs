@@ -119,8 +119,7 @@ pub async fn run(
             shards,
             max_wait,
             ready_margin: window / 3,
-            known: Vec::new(),
-            known_namespace: false,
+            known: None,
         }),
     };
     let service = builder.build();

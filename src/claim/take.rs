@@ -119,14 +119,13 @@ fn passing(e: &ClaimError) -> bool {
 }
 
 /// Before a claim that follows earlier ones of this holder: the namespace is still in the
-/// store and each reservation they stored (`known`: node id, Unix ns) is still there, at
+/// store and each reservation they found (`known`: node id, Unix ns) is still there, at
 /// least as far. A store that cannot be listed is [`ClaimError::Unreachable`] as usual.
 pub(super) fn check_known(
     store: &dyn ClaimStore,
     namespace: &str,
     known: &[(u64, u64)],
 ) -> Result<(), ClaimError> {
-    use std::string::ToString;
     let forgot = |found: String| ClaimError::StoreForgot {
         store: store.url(),
         namespace: namespace.into(),
@@ -146,9 +145,9 @@ pub(super) fn check_known(
                 .find(|i| i.node == node)
                 .map_or(0, |i| i.reserved_until_unix_ns);
             (found < stored).then(|| match found {
-                0 => std::format!("node {node} has no reservation (this holder stored {stored})"),
+                0 => std::format!("node {node} has no reservation (this holder's earlier claim found {stored})"),
                 f => std::format!(
-                    "node {node}'s reservation is {f}, below the {stored} this holder stored"
+                    "node {node}'s reservation is {f}, below the {stored} this holder's earlier claim found"
                 ),
             })
         })
@@ -156,13 +155,10 @@ pub(super) fn check_known(
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(forgot(
-            std::format!(
-                "reservations are missing in namespace {namespace:?}: {}",
-                missing.join("; ")
-            )
-            .to_string(),
-        ))
+        Err(forgot(std::format!(
+            "reservations are missing in namespace {namespace:?}: {}",
+            missing.join("; ")
+        )))
     }
 }
 

@@ -164,7 +164,9 @@ fn the_python_package_passes_its_tests() {
              assert (cols['node'] == 1).all()\n\
              try:\n    flakeid.Layout.snowflake().decode_arrow(ids)\n    raise SystemExit('decode_arrow without pyarrow')\n\
              except ImportError as e:\n    assert 'pip install pyarrow' in str(e), e\n",
-        ]),
+            ])
+            // Outside the source tree, so that the wheel is what is imported.
+            .current_dir(&work),
     );
     drop((etcd, zookeeper));
     std::fs::remove_dir_all(&work).ok();

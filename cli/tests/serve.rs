@@ -836,3 +836,73 @@ fn grpc_layout_reflection_deadlines_and_stream_order() {
         }
     });
 }
+
+/// A gRPC `Stream` of one ID per message, read by a tonic client slower than the server
+/// writes, is served whole: the messages ready at once go out together in a few DATA
+/// frames, so the client's h2 guard against floods of small frames (which ends the
+/// connection with `too_many_data_frames` once some ten thousand small frames wait unread)
+/// never trips. Four such streams on one connection, 25,000 IDs each, left unread until
+/// the server minted them all (its metric says so), then read: all arrive, increasing.
+#[test]
+fn a_slow_reader_of_one_id_per_message_gets_the_whole_stream() {
+    use flakeid_serve::grpc::v1::StreamRequest;
+    use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
+    use tokio_stream::StreamExt;
+
+    let s = serve(&["--node", "3", "--grpc-listen", "127.0.0.1:0"], START);
+    let grpc = s.grpc.clone().expect("a gRPC listener");
+    let scrape = || {
+        let text = client()
+            .get(s.url("/metrics"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        service::metric(&text, "flakeid_ids_minted_total").unwrap()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let before = scrape();
+    let mut streams = rt.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(grpc)
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut streams = Vec::new();
+        for _ in 0..4 {
+            let mut c = IdServiceClient::new(channel.clone());
+            let stream = c
+                .stream(StreamRequest {
+                    count: 25_000,
+                    batch: 1,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            streams.push(stream);
+        }
+        streams
+    });
+    // The client reads nothing while the server writes every message.
+    assert!(
+        service::until(Duration::from_secs(30), || scrape() - before >= 100_000.0),
+        "the server minted {} of the 100,000 IDs with nobody reading",
+        scrape() - before
+    );
+    rt.block_on(async {
+        for stream in &mut streams {
+            let mut got = Vec::new();
+            while let Some(m) = stream.next().await {
+                let m = m
+                    .unwrap_or_else(|e| panic!("the stream failed after {} IDs: {e:?}", got.len()));
+                got.extend(m.ids);
+            }
+            assert_eq!(got.len(), 25_000);
+            assert!(strictly_increasing(&got));
+        }
+    });
+}

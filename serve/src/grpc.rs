@@ -79,6 +79,9 @@ async fn mint(
     Ok(ids.into_iter().map(Id::get).collect())
 }
 
+/// About how many IDs a `Stream` mints at a time, in whole messages (at least one).
+const STREAM_AHEAD: u64 = 1024;
+
 type IdStream = Pin<Box<dyn Stream<Item = Result<NextResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -133,10 +136,15 @@ impl IdService for IdGrpc {
         };
         let minter = self.service.minter()?;
         // The whole stream mints on one shard, so that its IDs increase across messages
-        // whichever worker thread the task runs on. The channel holds one message: the
-        // stream mints no faster than the client reads (at most two messages ahead), and
-        // each chunk yields to the other tasks and to single-ID requests.
+        // whichever worker thread the task runs on. The task mints chunks of whole
+        // messages, about `STREAM_AHEAD` IDs (one message of a large batch, many small
+        // ones), and the channel holds one chunk: the stream mints no further ahead of the
+        // client than two chunks, and each chunk yields to the other tasks and to
+        // single-ID requests. A chunk's messages are ready together, so tonic's encoder
+        // puts them in one DATA frame: small messages never go out one frame each, which
+        // a client's h2 takes for a flood and hangs up on.
         let shard = minter.home();
+        let chunk = batch * (STREAM_AHEAD / batch).max(1);
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let ended = self.service.ended.clone();
         let service = Arc::clone(&self.service);
@@ -144,7 +152,7 @@ impl IdService for IdGrpc {
             let _permit = permit;
             let mut left = count;
             while left > 0 {
-                let n = left.min(batch);
+                let n = left.min(chunk);
                 let minted = tokio::select! {
                     m = mint(&service, &minter, shard, n as usize) => m,
                     _ = ended.cancelled() => Err(ServiceError::NotServing(
@@ -152,18 +160,26 @@ impl IdService for IdGrpc {
                     ).into()),
                 };
                 let last = minted.is_err();
-                if tx
-                    .send(minted.map(|ids| NextResponse { ids }))
-                    .await
-                    .is_err()
-                    || last
-                {
+                if tx.send(minted).await.is_err() || last {
                     return; // the client went away, or the stream failed
                 }
                 left -= n;
             }
         });
-        let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+        let messages = move |chunk: Result<Vec<u64>, Status>| {
+            let messages: Vec<Result<NextResponse, Status>> = match chunk {
+                Ok(ids) => ids
+                    .chunks(batch as usize)
+                    .map(|ids| Ok(NextResponse { ids: ids.to_vec() }))
+                    .collect(),
+                Err(status) => vec![Err(status)],
+            };
+            futures_util::stream::iter(messages)
+        };
+        let stream = futures_util::StreamExt::flat_map(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+            messages,
+        );
         Ok(Response::new(Box::pin(stream)))
     }
 

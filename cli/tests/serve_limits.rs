@@ -452,3 +452,74 @@ fn at_the_cap_connections_that_never_completed_a_request_go_first() {
     );
     drop(silent);
 }
+
+/// Requests hyper cannot read, which it answers itself before the service sees them (a
+/// request line or header line it cannot parse: 400; a request target past its limit:
+/// 414; more than 100 header fields: 431), get the same JSON error body as every other
+/// error, with its length and `connection: close`, and the connection closes after it;
+/// the server goes on answering.
+#[test]
+fn requests_hyper_cannot_read_get_json_errors() {
+    let s = serve(&["--node", "1"], START);
+    let target = addr(&s.http);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("garbage", b"GARBAGE\r\n\r\n".to_vec(), "400"),
+        (
+            "a header line without a colon",
+            b"GET /v1/id HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n".to_vec(),
+            "400",
+        ),
+        (
+            "a target of 100,000 bytes",
+            [
+                &b"GET /"[..],
+                &b"a".repeat(100_000),
+                b" HTTP/1.1\r\nHost: x\r\n\r\n",
+            ]
+            .concat(),
+            "414",
+        ),
+        (
+            "200 header fields",
+            [
+                &b"GET /v1/id HTTP/1.1\r\n"[..],
+                &b"X-A: b\r\n".repeat(200),
+                b"\r\n",
+            ]
+            .concat(),
+            "431",
+        ),
+    ];
+    for (what, request, status) in cases {
+        let mut c = TcpStream::connect(&target).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(&request).unwrap();
+        let mut answer = Vec::new();
+        c.read_to_end(&mut answer)
+            .unwrap_or_else(|e| panic!("{what}: the connection did not close: {e}"));
+        let answer = String::from_utf8(answer).unwrap();
+        let (head, body) = answer
+            .split_once("\r\n\r\n")
+            .unwrap_or_else(|| panic!("{what}: no head: {answer:?}"));
+        assert!(
+            head.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{what}: {head}"
+        );
+        let head = head.to_ascii_lowercase();
+        assert!(
+            head.contains("content-type: application/json"),
+            "{what}: {head}"
+        );
+        assert!(head.contains("connection: close"), "{what}: {head}");
+        assert!(
+            head.contains(&format!("content-length: {}", body.len())),
+            "{what}: {head}"
+        );
+        let v: serde_json::Value = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("{what}: the body is no JSON ({e}): {body:?}"));
+        let message = v["error"].as_str().unwrap();
+        assert!(message.contains(": "), "{what}: says what to do: {message}");
+    }
+    let r = client().get(s.url("/v1/id")).send().unwrap();
+    assert_eq!(r.status(), 200);
+}

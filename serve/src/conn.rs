@@ -16,7 +16,9 @@
 //!   connection that never completed a request (oldest first), then one whose responses
 //!   make no progress, then the longest idle (no request in flight); a connection that
 //!   is working on a request that moves is never evicted;
-//! - on shutdown, a graceful close (HTTP/2 `GOAWAY`, idle HTTP/1 connections at once).
+//! - on shutdown, a graceful close (HTTP/2 `GOAWAY`, idle HTTP/1 connections at once);
+//! - hyper's own answers to HTTP/1 requests it cannot read (400, 414, 431) in JSON, as
+//!   every other error ([`crate::h1_errors`]).
 //!
 //! Each request carries its connection ([`Conn`]) as an extension: the gRPC stream limit
 //! per connection and the access log read it.
@@ -594,6 +596,7 @@ where
         attach,
     };
     let hyper_service = hyper_util::service::TowerToHyperService::new(service);
+    let io = crate::h1_errors::JsonErrors::new(io);
     let served = builder.serve_connection(TokioIo::new(io), hyper_service);
     tokio::pin!(served);
     let mut draining = false;

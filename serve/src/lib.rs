@@ -41,6 +41,7 @@ mod error;
 mod files;
 pub mod grpc;
 mod grpc_edges;
+mod h1_errors;
 mod http;
 mod lifecycle;
 pub mod metrics;

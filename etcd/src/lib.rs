@@ -32,12 +32,13 @@ use etcd_client::{
 };
 
 use flakeid::claim::store::{
-    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, parse_reserved,
-    unreachable,
+    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, Ticket, Waiter,
+    parse_reserved, unreachable,
 };
 use flakeid::claim::{
     Access, ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, check_namespace,
 };
+mod line;
 mod records;
 mod retry;
 mod write;
@@ -51,6 +52,7 @@ use retry::*;
 /// |---|---|---|
 /// | `flakeid/NS/nodes/N` | the holder's instance name, bound to the holder's lease | by a transaction "create if it does not exist", lowest free N first |
 /// | `flakeid/NS/reserved/N` | `RESERVED_UNIX_NS STATE HOLDER` (`held` or `released`) | read in the claim's transaction; renewed by a transaction "if `nodes/N` is bound to my lease" |
+/// | `flakeid/NS/line/TOKEN` | a waiting claimant's instance name, bound to a lease of its own | when a claimant finds the pool full ([`ClaimStore::join_line`]); served in creation order |
 ///
 /// A claim is a lease of `ttl`: each renewal sends a keep-alive, reads the reservation
 /// with its revision, then writes the larger of the stored and the new reservation by a
@@ -87,6 +89,8 @@ pub struct EtcdStore {
     attempt: Duration,
     /// The claims this store took, by token.
     attached: Arc<std::sync::Mutex<HashMap<u64, Attached>>>,
+    /// The leases of this store's places in lines, by their keys' tokens.
+    waiting: Arc<std::sync::Mutex<HashMap<String, i64>>>,
     remote: Remote,
 }
 
@@ -219,6 +223,7 @@ impl EtcdStore {
             current,
             attempt,
             attached: Arc::default(),
+            waiting: Arc::default(),
         })
     }
 
@@ -300,6 +305,25 @@ impl FromUrl for EtcdStore {
 }
 
 impl ClaimStore for EtcdStore {
+    /// A key per waiter under `NS/line/`, bound to a lease of its own: waiters are served
+    /// in the order etcd created their keys; a dead waiter's key goes with its lease (the
+    /// TTL).
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        self.join(namespace, instance).map(Some)
+    }
+
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        self.waiters(namespace)
+    }
+
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        self.still_waiting(ticket)
+    }
+
+    fn leave_line(&self, ticket: &Ticket) {
+        self.leave(ticket);
+    }
+
     fn lease_ttl(&self) -> Option<Duration> {
         Some(self.ttl)
     }

@@ -8,12 +8,14 @@
 //! - [`procs`]: real `flakeid gen` processes; [`service`]: real `flakeid serve` processes
 //!   and an HTTP client; [`serve_fleet`]: the service's scenarios.
 //! - [`etcd`]: an etcd server on loopback; [`zookeeper`]: a ZooKeeper server.
+//! - [`campaign`]: a long fault campaign on a three-member coordinator (run by hand).
 //! - [`proxy`]: a TCP proxy for partitions, lost replies and a member that stops answering;
 //!   [`stale_member`]: an etcd member that has not caught up; [`certs`]: a CA and
 //!   certificates of the tests' own.
 //!
 //! Every wait is bounded; nothing here reaches an address other than 127.0.0.1.
 
+pub mod campaign;
 pub mod certs;
 pub mod etcd;
 pub mod procs;

@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::store::{ClaimRequest, Claimed, Repaired};
+use super::store::{ClaimRequest, Claimed, Repaired, Ticket, Waiter};
 use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState, check_namespace};
 mod dir;
+mod line;
 mod os;
 mod records;
 mod state;
@@ -67,6 +68,8 @@ pub struct FileStore {
     group: bool,
     held: Mutex<HashMap<u64, Arc<Held>>>,
     next_token: AtomicU64,
+    /// This store's places in lines, by name.
+    waiting: Mutex<HashMap<String, line::Waiting>>,
 }
 
 #[derive(Debug)]
@@ -133,6 +136,7 @@ impl FileStore {
             group: false,
             held: Mutex::default(),
             next_token: AtomicU64::new(1),
+            waiting: Mutex::default(),
         })
     }
 
@@ -275,6 +279,24 @@ impl FileStore {
 }
 
 impl ClaimStore for FileStore {
+    /// `NS/wait-SEQ.lock` per waiter, locked while it waits: served in the order they
+    /// joined; a dead waiter's place is passed over at once.
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        self.join(namespace, instance).map(Some)
+    }
+
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        self.waiters(namespace)
+    }
+
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        self.still_waiting(ticket)
+    }
+
+    fn leave_line(&self, ticket: &Ticket) {
+        self.leave(ticket);
+    }
+
     fn url(&self) -> String {
         format!("file:{}", self.dir.display())
     }

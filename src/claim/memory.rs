@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::vec::Vec;
 
-use super::store::{ClaimRequest, Claimed, Repaired};
+use super::store::{ClaimRequest, Claimed, Repaired, Ticket, Waiter};
 use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState};
 use crate::clock::{Clock, SystemClock};
 
@@ -32,6 +32,9 @@ struct Entries {
     /// Each namespace's layout record.
     layouts: BTreeMap<String, String>,
     next_token: u64,
+    /// Each namespace's line of waiting claimants, first first: (ticket number, instance).
+    lines: BTreeMap<String, Vec<(u64, String)>>,
+    next_ticket: u64,
 }
 
 /// An in-process claim store for tests and simulations. A claim is a lease of `ttl` on
@@ -184,6 +187,59 @@ fn corrupt(namespace: &str, node: u64) -> ClaimError {
 }
 
 impl ClaimStore for MemoryStore {
+    /// A line per namespace in the store's memory: claimants are served in the order they
+    /// joined it (a claimant leaves it when its claim ends, whichever way).
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        let mut entries = self.reach()?;
+        entries.next_ticket += 1;
+        let number = entries.next_ticket;
+        entries
+            .lines
+            .entry(namespace.into())
+            .or_default()
+            .push((number, instance.into()));
+        Ok(Some(Ticket {
+            namespace: namespace.into(),
+            key: std::format!("{number}"),
+        }))
+    }
+
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        let entries = self.reach()?;
+        Ok(entries.lines.get(namespace).map_or_else(Vec::new, |line| {
+            line.iter()
+                .map(|(number, instance)| Waiter {
+                    key: std::format!("{number}"),
+                    instance: instance.clone(),
+                })
+                .collect()
+        }))
+    }
+
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        let entries = self.reach()?;
+        let placed = entries.lines.get(&ticket.namespace).is_some_and(|line| {
+            line.iter()
+                .any(|(number, _)| std::format!("{number}") == ticket.key)
+        });
+        if placed {
+            Ok(())
+        } else {
+            Err(ClaimError::NotOwner {
+                namespace: ticket.namespace.clone(),
+                node: 0,
+            })
+        }
+    }
+
+    fn leave_line(&self, ticket: &Ticket) {
+        // Not through `reach`: a partitioned claimant's place still goes.
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(line) = entries.lines.get_mut(&ticket.namespace) {
+            line.retain(|(number, _)| std::format!("{number}") != ticket.key);
+        }
+    }
+
     fn lease_ttl(&self) -> Option<Duration> {
         Some(self.ttl)
     }

@@ -74,6 +74,26 @@ pub struct ClaimInfo {
     pub problem: Option<String>,
 }
 
+/// A claimant's place in a namespace's line of those waiting for a free id
+/// ([`ClaimStore::join_line`]): the store's key for it, which [`ClaimStore::line`]
+/// reports and [`ClaimStore::leave_line`] removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    /// The namespace whose line it is in.
+    pub namespace: String,
+    /// The store's name for this place (a znode's, a key's, a file's), unique in the line.
+    pub key: String,
+}
+
+/// One claimant waiting in a namespace's line, as [`ClaimStore::line`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiter {
+    /// The store's name for its place ([`Ticket::key`]).
+    pub key: String,
+    /// The instance that waits.
+    pub instance: String,
+}
+
 /// A namespace of a store, as [`ClaimStore::namespaces`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamespaceInfo {
@@ -235,6 +255,37 @@ pub trait ClaimStore: Send + Sync + fmt::Debug {
     fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
         let _ = ttl;
         None
+    }
+
+    /// Puts a claimant that found the pool full (or found others waiting) in
+    /// `namespace`'s line, so that freed ids go to claimants in the order they began
+    /// waiting: the claim takes ids only once [`line`](ClaimStore::line) puts it first.
+    /// A place whose claimant died leaves the line by itself, within the store's lease
+    /// (the TTL) or at once where the store can tell. `Ok(None)`, the default, for a
+    /// store without a line: its waiters take freed ids in no set order.
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        let _ = (namespace, instance);
+        Ok(None)
+    }
+
+    /// The live claimants waiting in `namespace`'s line, first first. Empty by default.
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        let _ = namespace;
+        Ok(Vec::new())
+    }
+
+    /// Keeps `ticket`'s place while its claimant waits (a lease's keep-alive), called
+    /// before each look at the line; [`ClaimError::NotOwner`] if the place is gone (its
+    /// lease lapsed), and the claimant joins again at the back. `Ok` by default.
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        let _ = ticket;
+        Ok(())
+    }
+
+    /// Takes `ticket`'s place out of the line (the claimant got its ids or stopped
+    /// waiting); best effort: a place left behind goes by itself as a dead claimant's does.
+    fn leave_line(&self, ticket: &Ticket) {
+        let _ = ticket;
     }
 
     /// What the store found unsafe about its setup or repaired in it, for the operator (the

@@ -5,7 +5,7 @@
 use core::time::Duration;
 use std::vec::Vec;
 
-use super::store::{ClaimRequest, Claimed};
+use super::store::{ClaimRequest, Claimed, Ticket};
 use super::{Cancel, ClaimError, ClaimStore, Claims, MAX_WINDOW, MIN_RENEW_EVERY, check_namespace};
 use crate::clock::Clock;
 use crate::layout::Layout;
@@ -172,6 +172,89 @@ fn jitter(bound: Duration) -> Duration {
     Duration::from_nanos(random % bound_ns)
 }
 
+/// A claimant's place in the namespace's line ([`ClaimStore::join_line`]), taken once
+/// the pool was full or others were waiting, and left when the claim ends, whichever way.
+struct InLine<'a> {
+    store: &'a dyn ClaimStore,
+    namespace: &'a str,
+    instance: &'a str,
+    ticket: Option<Ticket>,
+    /// Whether the store keeps a line at all (it gave a ticket, or none was asked yet).
+    lines: bool,
+}
+
+impl InLine<'_> {
+    /// Joins the line, unless in it already or the store keeps none.
+    fn join(&mut self) -> Result<(), ClaimError> {
+        if self.ticket.is_none() && self.lines {
+            self.ticket = self.store.join_line(self.namespace, self.instance)?;
+            self.lines = self.ticket.is_some();
+        }
+        Ok(())
+    }
+
+    /// Whether this claimant may try to take ids now: first in the line, or in none and
+    /// nobody waits (`first_look`: before its first attempt a claimant joins the line if
+    /// anyone waits in it, so that it never takes an id ahead of them).
+    fn turn(&mut self, first_look: bool) -> Result<bool, ClaimError> {
+        if !self.lines {
+            return Ok(true);
+        }
+        if self.ticket.is_none() {
+            if !first_look {
+                return Ok(true);
+            }
+            if self.store.line(self.namespace)?.is_empty() {
+                return Ok(true);
+            }
+            self.join()?;
+        }
+        let Some(ticket) = self.ticket.clone() else {
+            return Ok(true);
+        };
+        let ticket = match self.store.stay_in_line(&ticket) {
+            Err(ClaimError::NotOwner { .. }) => {
+                // The place lapsed: to the back of the line.
+                self.ticket = None;
+                self.join()?;
+                match self.ticket.clone() {
+                    Some(ticket) => ticket,
+                    None => return Ok(true),
+                }
+            }
+            r => r.map(|()| ticket)?,
+        };
+        let line = self.store.line(self.namespace)?;
+        match line.iter().position(|w| w.key == ticket.key) {
+            Some(0) => Ok(true),
+            Some(_) => Ok(false),
+            None => {
+                self.store.leave_line(&ticket);
+                self.ticket = None;
+                self.join()?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The longest a claimant in the line may nap between looks: its place is kept alive
+    /// by the looks (a lease of the store's TTL, 1 s at least).
+    fn nap_bound(&self) -> Duration {
+        match self.ticket {
+            Some(_) => Duration::from_millis(250),
+            None => Duration::MAX,
+        }
+    }
+}
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            self.store.leave_line(&ticket);
+        }
+    }
+}
+
 /// Takes `count` usable node ids together, or none: the lowest free ones whose previous
 /// holder's reservation the clock has passed or is within `max_wait` of. A free id further
 /// ahead is held while the next is asked for, then let go with its reservation unchanged.
@@ -180,7 +263,10 @@ fn jitter(bound: Duration) -> Duration {
 /// waiting for the same ids never split them and hold each other's share. The layout is
 /// bound to the namespace first ([`ClaimStore::bind_layout`]). Waits (bounded by
 /// `pool_wait`) while the pool is full, the store cannot be reached or too few free ids
-/// are usable yet; `cancel` ends the wait, with nothing held.
+/// are usable yet; `cancel` ends the wait, with nothing held. Where the store keeps a
+/// line of waiters ([`ClaimStore::join_line`]), a claimant that found the pool full, or
+/// others waiting, takes ids only when first in it, so freed ids go to claimants in the
+/// order they began waiting.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn claim_usable(
     store: &dyn ClaimStore,
@@ -199,9 +285,63 @@ pub(super) fn claim_usable(
     let cancelled = || ClaimError::Cancelled {
         namespace: request.namespace.into(),
     };
+    let mut line = InLine {
+        store,
+        namespace: request.namespace,
+        instance: request.instance,
+        ticket: None,
+        lines: true,
+    };
+    let mut first_look = true;
+    let mut last_full: Option<ClaimError> = None;
     loop {
         if cancel.is_some_and(Cancel::is_cancelled) {
             return Err(cancelled());
+        }
+        // Not this claimant's turn: others began waiting first. Past the wait bound, the
+        // pool's state as last seen, or one last look at it.
+        let turn = line.turn(core::mem::take(&mut first_look));
+        let waited = started.elapsed();
+        match turn {
+            Ok(false) if waited < pool_wait => {
+                let nap = Duration::from_millis(50).min(pool_wait - waited);
+                match cancel {
+                    Some(c) if c.sleep(nap) => return Err(cancelled()),
+                    Some(_) => {}
+                    None => std::thread::sleep(nap),
+                }
+                continue;
+            }
+            Ok(false) => {
+                if let Some(ClaimError::PoolFull {
+                    namespace,
+                    pool,
+                    held,
+                    corrupt,
+                    ..
+                }) = last_full
+                {
+                    return Err(ClaimError::PoolFull {
+                        namespace,
+                        pool,
+                        held,
+                        waited,
+                        corrupt,
+                        wanted: count as u64,
+                    });
+                }
+            }
+            Ok(true) => {}
+            Err(e) if passing(&e) && waited < pool_wait => {
+                let nap = Duration::from_millis(50).min(pool_wait - waited);
+                match cancel {
+                    Some(c) if c.sleep(nap) => return Err(cancelled()),
+                    Some(_) => {}
+                    None => std::thread::sleep(nap),
+                }
+                continue;
+            }
+            Err(e) => return Err(e),
         }
         let mut usable: Vec<Claimed> = Vec::with_capacity(count);
         let mut ahead: Vec<Claimed> = Vec::new();
@@ -243,6 +383,14 @@ pub(super) fn claim_usable(
         };
         for c in ahead.iter().chain(&usable) {
             let _ = store.release(c, c.not_before_unix_ns);
+        }
+        if matches!(e, ClaimError::PoolFull { .. }) {
+            // Full: wait in the line (where the store keeps one) for a freed id.
+            match line.join() {
+                Err(j) if !passing(&j) => return Err(j),
+                _ => {}
+            }
+            last_full = Some(e.clone());
         }
         let waited = started.elapsed();
         if !passing(&e) || waited >= pool_wait {
@@ -289,7 +437,7 @@ pub(super) fn claim_usable(
                 .saturating_sub(clock.unix_ns());
             nap = nap.max(Duration::from_nanos(reach));
         }
-        let nap = nap.min(pool_wait - waited);
+        let nap = nap.min(pool_wait - waited).min(line.nap_bound());
         match cancel {
             Some(c) if c.sleep(nap) => return Err(cancelled()),
             Some(_) => {}

@@ -56,9 +56,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flakeid::claim::store::{ClaimRequest, Claimed, Repaired, layout_record};
+use flakeid::claim::store::{ClaimRequest, Claimed, Repaired, Ticket, Waiter, layout_record};
 use flakeid::claim::{ClaimError, ClaimInfo, ClaimStore, Claims, NamespaceInfo, NodeState};
-use flakeid::{Layout, ShardedGenerator};
+use flakeid::{Generator, Layout, ShardedGenerator};
 
 /// A store under test: handles on it, and the faults only its test can cause.
 pub trait Backend {
@@ -130,6 +130,7 @@ pub fn run_all(backend: &dyn Backend, tag: &str) {
     repairs_store_a_reservation_past_what_was_stored(backend, &format!("{tag}-repair"));
     a_removed_reservation_is_no_reset(backend, &format!("{tag}-removed"));
     waiting_sets_never_split_a_pool(backend, &format!("{tag}-sets"));
+    waiters_are_served_in_the_order_they_began_waiting(backend, &format!("{tag}-line"));
 }
 
 /// The lowest free id, and the next holder starts at what the last released.
@@ -718,4 +719,152 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
             keep.release(c, T).unwrap();
         }
     }
+}
+
+/// A store handle that counts its claimant's looks at the pool: its claims and its looks
+/// at the line, whichever it makes while it waits.
+#[derive(Debug)]
+struct Looks {
+    store: Arc<dyn ClaimStore>,
+    looks: Arc<AtomicU64>,
+}
+
+impl ClaimStore for Looks {
+    fn url(&self) -> String {
+        self.store.url()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        let claimed = self.store.claim(r);
+        self.looks.fetch_add(1, Ordering::SeqCst);
+        claimed
+    }
+    fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.store.renew(c, reserved)
+    }
+    fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.store.release(c, reserved)
+    }
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        self.store.list(namespace)
+    }
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.store.bind_layout(namespace, layout)
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.store.namespaces()
+    }
+    fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        self.store.repair(namespace, node, reserved)
+    }
+    fn lease_ttl(&self) -> Option<Duration> {
+        self.store.lease_ttl()
+    }
+    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
+        self.store.failover_bound(ttl)
+    }
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        self.store.join_line(namespace, instance)
+    }
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        let line = self.store.line(namespace);
+        self.looks.fetch_add(1, Ordering::SeqCst);
+        line
+    }
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        self.store.stay_in_line(ticket)
+    }
+    fn leave_line(&self, ticket: &Ticket) {
+        self.store.leave_line(ticket)
+    }
+}
+
+/// Where the store keeps a line of waiters ([`ClaimStore::join_line`]; skipped, saying so,
+/// where it keeps none): three claimants that begin waiting one after the other on a full
+/// pool of one id, each started once the one before is in the line, take the id in that
+/// order as each before them lets it go; the line shows them first first, with their
+/// instance names, and is empty at the end. Each id is let go just after the claimant
+/// whose turn it is looked and found it taken, so the others look before it does: a
+/// store without order would give it to one of them.
+pub fn waiters_are_served_in_the_order_they_began_waiting(backend: &dyn Backend, ns: &str) {
+    let probe = backend.handle();
+    match probe.join_line(ns, "probe") {
+        Ok(Some(ticket)) => probe.leave_line(&ticket),
+        Ok(None) => {
+            eprintln!(
+                "{ns}: {} keeps no line of waiters: order not checked",
+                probe.url()
+            );
+            return;
+        }
+        Err(e) => panic!("join_line: {e}"),
+    }
+    let keep = backend.handle();
+    let kept = keep.claim(&request(ns, 0..1)).unwrap();
+    let waiting = |store: &dyn ClaimStore| -> Vec<String> {
+        store
+            .line(ns)
+            .unwrap()
+            .into_iter()
+            .map(|w| w.instance)
+            .collect()
+    };
+    let mut threads = Vec::new();
+    let looks: Vec<Arc<AtomicU64>> = (0..3).map(|_| Arc::default()).collect();
+    // Lets the id go once waiter `i` looked again.
+    let after_a_look_of = |i: usize, let_go: &mut dyn FnMut()| {
+        let before = looks[i].load(Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while looks[i].load(Ordering::SeqCst) == before {
+            assert!(Instant::now() < deadline, "waiter-{i} stopped looking");
+            std::thread::yield_now();
+        }
+        let_go();
+    };
+    for (i, looked) in looks.iter().enumerate() {
+        let store: Arc<dyn ClaimStore> = Arc::new(Looks {
+            store: backend.handle(),
+            looks: Arc::clone(looked),
+        });
+        let ns = String::from(ns);
+        threads.push(std::thread::spawn(move || {
+            let claims = Claims::with_store(store)
+                .namespace(ns)
+                .nodes(0..1)
+                .instance(format!("waiter-{i}"))
+                .window(Duration::from_secs(2))
+                .pool_wait(Duration::from_secs(20))
+                .manual_renewal();
+            Generator::builder(Layout::snowflake()).build_claimed(claims)
+        }));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while waiting(&*keep).len() < i + 1 {
+            assert!(
+                Instant::now() < deadline,
+                "waiter-{i} never joined the line: {:?}",
+                waiting(&*keep)
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    assert_eq!(waiting(&*keep), ["waiter-0", "waiter-1", "waiter-2"]);
+    // Released with nothing reserved (the waiters' clocks are the real one, before T).
+    after_a_look_of(0, &mut || keep.release(&kept, 0).unwrap());
+    let mut held: Option<flakeid::claim::ClaimedGenerator> = None;
+    for (i, thread) in threads.into_iter().enumerate() {
+        let generator = thread
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("waiter-{i}: {e}"));
+        assert_eq!(generator.node(), 0);
+        let holder = info(&*keep, ns, 0).holder;
+        assert_eq!(holder.as_deref(), Some(format!("waiter-{i}").as_str()));
+        let rest: Vec<String> = (i + 1..3).map(|j| format!("waiter-{j}")).collect();
+        assert_eq!(waiting(&*keep), rest, "after waiter-{i} took the id");
+        held = Some(generator);
+        if i < 2 {
+            after_a_look_of(i + 1, &mut || drop(held.take()));
+        }
+    }
+    assert!(waiting(&*keep).is_empty());
+    drop(held);
 }

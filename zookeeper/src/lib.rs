@@ -31,8 +31,8 @@ use zookeeper_client::{
 };
 
 use flakeid::claim::store::{
-    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, claim_record,
-    claim_token, parse_claim_record, parse_reserved, unreachable,
+    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, Ticket, Waiter,
+    claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
 };
 use flakeid::claim::{
     ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, ReadAccess, Secret,
@@ -40,6 +40,7 @@ use flakeid::claim::{
 };
 mod acl;
 mod claim;
+mod line;
 mod records;
 mod write;
 use write::{READ_BACK_TRIES, owns};
@@ -53,6 +54,7 @@ use write::{READ_BACK_TRIES, owns};
 /// | `/flakeid/NS/nodes/N` | ephemeral (the session's): the claim itself | `HOLDER\nclaim TOKEN`: the holder's instance name and the claim's own token |
 /// | `/flakeid/NS/reserved/N` | persistent | `RESERVED_UNIX_NS held\|released HOLDER` |
 /// | `/flakeid/NS/layout` | persistent | the layout of the namespace's IDs |
+/// | `/flakeid/NS/line/TOKEN-SEQ` | ephemeral sequential: a claimant waiting for a free id ([`ClaimStore::join_line`]), served in `SEQ` order | the waiter's instance name |
 ///
 /// A claim is one multi: create the ephemeral `nodes/N` and set `reserved/N` at the version
 /// read just before (so the reservation read is the last one written). Each renewal is a
@@ -320,6 +322,24 @@ impl FromUrl for ZooKeeperStore {
 }
 
 impl ClaimStore for ZooKeeperStore {
+    /// An ephemeral sequential znode per waiter under `NS/line`: waiters are served in
+    /// ZooKeeper's sequence order; a dead waiter's znode goes with its session (the TTL).
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        self.join(namespace, instance).map(Some)
+    }
+
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        self.waiters(namespace)
+    }
+
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        self.still_waiting(ticket)
+    }
+
+    fn leave_line(&self, ticket: &Ticket) {
+        self.leave(ticket);
+    }
+
     fn lease_ttl(&self) -> Option<Duration> {
         // What the server granted, which may differ from what was asked.
         self.client

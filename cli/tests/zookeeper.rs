@@ -759,6 +759,28 @@ impl Ensemble {
         })
     }
 
+    /// The server that leads (`role` "leader") or a follower, and `gen` holders with
+    /// `args` in namespace `role`, started until two of them use that server (the client
+    /// picks a server at random).
+    fn holders_on(&self, role: &str, args: &[&str]) -> (usize, Vec<procs::Gen>) {
+        let target = (0..3)
+            .find(|&i| self.leads(i) == (role == "leader"))
+            .unwrap();
+        let url = self.url();
+        let mut holders: Vec<procs::Gen> = Vec::new();
+        while self.proxies[target].connections() < 2 {
+            assert!(
+                holders.len() < 24,
+                "{role}: no holder came to server {target}"
+            );
+            let h = procs::spawn(&fleet::gen_args(&url, role, args));
+            h.claimed_node();
+            h.wait_for_ids(10);
+            holders.push(h);
+        }
+        (target, holders)
+    }
+
     /// Kills server `i` (`kill -9`: its clients' connections reset, its peers see it go).
     fn kill(&mut self, i: usize) {
         self.servers[i].0.stop();
@@ -818,7 +840,6 @@ fn at_the_smallest_session_a_blackholed_server_in_use_loses_no_holder() {
     let Some(ensemble) = Ensemble::start("blackhole") else {
         return;
     };
-    let url = ensemble.url();
     let args = [
         "--nodes",
         "0..64",
@@ -832,21 +853,7 @@ fn at_the_smallest_session_a_blackholed_server_in_use_loses_no_holder() {
         "100",
     ];
     for role in ["leader", "follower"] {
-        let target = (0..3)
-            .find(|&i| ensemble.leads(i) == (role == "leader"))
-            .unwrap();
-        // The client picks a server at random: holders until two use the target.
-        let mut holders: Vec<procs::Gen> = Vec::new();
-        while ensemble.proxies[target].connections() < 2 {
-            assert!(
-                holders.len() < 24,
-                "{role}: no holder came to server {target}"
-            );
-            let h = procs::spawn(&fleet::gen_args(&url, role, &args));
-            h.claimed_node();
-            h.wait_for_ids(10);
-            holders.push(h);
-        }
+        let (target, holders) = ensemble.holders_on(role, &args);
         ensemble.proxies[target].set_blackholed(true);
         holders_keep_minting(
             &holders,
@@ -868,7 +875,6 @@ fn at_the_smallest_ttl_a_killed_member_loses_no_holder() {
     let Some(mut ensemble) = Ensemble::start("member-kill") else {
         return;
     };
-    let url = ensemble.url();
     let args = [
         "--nodes",
         "0..64",
@@ -884,20 +890,7 @@ fn at_the_smallest_ttl_a_killed_member_loses_no_holder() {
         "100",
     ];
     for role in ["leader", "follower"] {
-        let target = (0..3)
-            .find(|&i| ensemble.leads(i) == (role == "leader"))
-            .unwrap();
-        let mut holders: Vec<procs::Gen> = Vec::new();
-        while ensemble.proxies[target].connections() < 2 {
-            assert!(
-                holders.len() < 24,
-                "{role}: no holder came to server {target}"
-            );
-            let h = procs::spawn(&fleet::gen_args(&url, role, &args));
-            h.claimed_node();
-            h.wait_for_ids(10);
-            holders.push(h);
-        }
+        let (target, holders) = ensemble.holders_on(role, &args);
         ensemble.kill(target);
         holders_keep_minting(&holders, Duration::from_secs(8), &format!("{role} killed"));
         ensemble.restart(target);

@@ -371,15 +371,7 @@ impl ClaimStore for EtcdStore {
             let attached = Arc::clone(&attached);
             async move {
                 let e = |e: etcd_client::Error| etcd_error(&url, e);
-                let known = *granted.lock().unwrap_or_else(|p| p.into_inner());
-                let lease = match known {
-                    Some(lease) => lease,
-                    None => {
-                        let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
-                        *granted.lock().unwrap_or_else(|p| p.into_inner()) = Some(lease);
-                        lease
-                    }
-                };
+                let lease = lease_once(&mut client, &granted, ttl).await.map_err(e)?;
                 // The ids held now, with their leases (one read); then race for the rest,
                 // lowest first.
                 let held: HashMap<Vec<u8>, i64> = client

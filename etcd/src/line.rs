@@ -24,15 +24,7 @@ impl EtcdStore {
                 (url.clone(), key.clone(), instance.clone(), Arc::clone(&g));
             async move {
                 let e = |e: etcd_client::Error| etcd_error(&url, e);
-                let known = *granted.lock().unwrap_or_else(|p| p.into_inner());
-                let lease = match known {
-                    Some(lease) => lease,
-                    None => {
-                        let lease = client.lease_grant(ttl, None).await.map_err(e)?.id();
-                        *granted.lock().unwrap_or_else(|p| p.into_inner()) = Some(lease);
-                        lease
-                    }
-                };
+                let lease = lease_once(&mut client, &granted, ttl).await.map_err(e)?;
                 client
                     .put(key, instance, Some(PutOptions::new().with_lease(lease)))
                     .await

@@ -71,6 +71,22 @@ pub(super) async fn retrying<T, F: core::future::Future<Output = Result<T, Claim
 /// that loses sees a larger stored value, which ends a renewal's loop).
 pub(super) const CAS_TRIES: usize = 64;
 
+/// The lease of one operation across its attempts: the one an earlier attempt granted
+/// (whose reply may have been lost after it bound a key), or a new one of `ttl` seconds.
+pub(super) async fn lease_once(
+    client: &mut Client,
+    granted: &std::sync::Mutex<Option<i64>>,
+    ttl: i64,
+) -> Result<i64, etcd_client::Error> {
+    let known = *granted.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(lease) = known {
+        return Ok(lease);
+    }
+    let lease = client.lease_grant(ttl, None).await?.id();
+    *granted.lock().unwrap_or_else(|p| p.into_inner()) = Some(lease);
+    Ok(lease)
+}
+
 /// One keep-alive of `lease` (the one etcd-client sends when it opens the stream): the TTL
 /// the member answered (0: it does not know the lease), or `None` if the stream ended
 /// without an answer.

@@ -203,11 +203,11 @@ fn until(bound: Duration, f: impl FnMut() -> bool) -> bool {
     crate::service::until(bound, f)
 }
 
-/// A tiny xorshift: the scenario's choices, seeded from the clock (printed, to replay).
-struct Rng(u64);
+/// A tiny xorshift: a scenario's choices, seeded from the clock (printed, to replay).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

@@ -218,10 +218,11 @@ impl ClaimStore for MemoryStore {
 
     fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
         let entries = self.reach()?;
-        let placed = entries.lines.get(&ticket.namespace).is_some_and(|line| {
-            line.iter()
-                .any(|(number, _)| std::format!("{number}") == ticket.key)
-        });
+        let number = ticket.key.parse::<u64>().ok();
+        let placed = entries
+            .lines
+            .get(&ticket.namespace)
+            .is_some_and(|line| line.iter().any(|(n, _)| Some(*n) == number));
         if placed {
             Ok(())
         } else {
@@ -235,8 +236,9 @@ impl ClaimStore for MemoryStore {
     fn leave_line(&self, ticket: &Ticket) {
         // Not through `reach`: a partitioned claimant's place still goes.
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let number = ticket.key.parse::<u64>().ok();
         if let Some(line) = entries.lines.get_mut(&ticket.namespace) {
-            line.retain(|(number, _)| std::format!("{number}") != ticket.key);
+            line.retain(|(n, _)| Some(*n) != number);
         }
     }
 

@@ -294,52 +294,34 @@ pub(super) fn claim_usable(
     };
     let mut first_look = true;
     let mut last_full: Option<ClaimError> = None;
+    let nap = |d: Duration| match cancel {
+        Some(c) if c.sleep(d) => Err(cancelled()),
+        Some(_) => Ok(()),
+        None => {
+            std::thread::sleep(d);
+            Ok(())
+        }
+    };
     loop {
         if cancel.is_some_and(Cancel::is_cancelled) {
             return Err(cancelled());
         }
-        // Not this claimant's turn: others began waiting first. Past the wait bound, the
-        // pool's state as last seen, or one last look at it.
+        // Not this claimant's turn (others began waiting first), or the line could not be
+        // read for now: wait. Past the wait bound, the pool's state as last seen, or one
+        // last look at it.
         let turn = line.turn(core::mem::take(&mut first_look));
         let waited = started.elapsed();
         match turn {
-            Ok(false) if waited < pool_wait => {
-                let nap = Duration::from_millis(50).min(pool_wait - waited);
-                match cancel {
-                    Some(c) if c.sleep(nap) => return Err(cancelled()),
-                    Some(_) => {}
-                    None => std::thread::sleep(nap),
-                }
+            Ok(true) => {}
+            Err(e) if !passing(&e) => return Err(e),
+            _ if waited < pool_wait => {
+                nap(Duration::from_millis(50).min(pool_wait - waited))?;
                 continue;
             }
             Ok(false) => {
-                if let Some(ClaimError::PoolFull {
-                    namespace,
-                    pool,
-                    held,
-                    corrupt,
-                    ..
-                }) = last_full
-                {
-                    return Err(ClaimError::PoolFull {
-                        namespace,
-                        pool,
-                        held,
-                        waited,
-                        corrupt,
-                        wanted: count as u64,
-                    });
+                if let Some(full) = last_full {
+                    return Err(waited_for(full, waited, count));
                 }
-            }
-            Ok(true) => {}
-            Err(e) if passing(&e) && waited < pool_wait => {
-                let nap = Duration::from_millis(50).min(pool_wait - waited);
-                match cancel {
-                    Some(c) if c.sleep(nap) => return Err(cancelled()),
-                    Some(_) => {}
-                    None => std::thread::sleep(nap),
-                }
-                continue;
             }
             Err(e) => return Err(e),
         }
@@ -402,46 +384,46 @@ pub(super) fn claim_usable(
                         bound: max_wait,
                     }
                 }
-                (
-                    _,
-                    ClaimError::PoolFull {
-                        namespace,
-                        pool,
-                        held,
-                        corrupt,
-                        ..
-                    },
-                ) => ClaimError::PoolFull {
-                    namespace,
-                    pool,
-                    held,
-                    waited,
-                    corrupt,
-                    wanted: count as u64,
-                },
-                (_, e) => e,
+                (_, e) => waited_for(e, waited, count),
             });
         }
         // Until the nearest reservation comes within reach, or 50 ms; a set waits a
         // random while more, longer each round, so that two claimants of the same ids
         // come back at different times.
-        let mut nap = Duration::from_millis(50);
+        let mut nap_for = Duration::from_millis(50);
         if count > 1 {
             round = round.saturating_add(1);
-            nap = Duration::from_millis(10)
+            nap_for = Duration::from_millis(10)
                 + jitter(Duration::from_millis(50 * u64::from(round.min(8))));
         }
         if let Some((_, not_before)) = nearest {
             let reach = not_before
                 .saturating_sub(max_wait_ns)
                 .saturating_sub(clock.unix_ns());
-            nap = nap.max(Duration::from_nanos(reach));
+            nap_for = nap_for.max(Duration::from_nanos(reach));
         }
-        let nap = nap.min(pool_wait - waited).min(line.nap_bound());
-        match cancel {
-            Some(c) if c.sleep(nap) => return Err(cancelled()),
-            Some(_) => {}
-            None => std::thread::sleep(nap),
-        }
+        nap(nap_for.min(pool_wait - waited).min(line.nap_bound()))?;
+    }
+}
+
+/// A full pool as the claim that waited for it reports it: how long it waited and how
+/// many ids it wanted. Any other error as it is.
+fn waited_for(e: ClaimError, waited: Duration, count: usize) -> ClaimError {
+    match e {
+        ClaimError::PoolFull {
+            namespace,
+            pool,
+            held,
+            corrupt,
+            ..
+        } => ClaimError::PoolFull {
+            namespace,
+            pool,
+            held,
+            waited,
+            corrupt,
+            wanted: count as u64,
+        },
+        e => e,
     }
 }

@@ -182,7 +182,7 @@ mod sync;
 
 pub use clock::Clock;
 pub use encoding::Encoding;
-pub use error::{Error, MintError, ParseError};
+pub use error::{Error, LayoutKey, MintError, ParseError};
 #[cfg(target_has_atomic = "64")]
 pub use generator::ClockPolicy;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]

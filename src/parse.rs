@@ -35,6 +35,40 @@ pub enum ParseError {
     Timestamp,
     /// A malformed layout description; the message says which part.
     Layout(&'static str),
+    /// A key of a layout string that is none of its keys (`bogus` of `seq=12,bogus=1`).
+    UnknownLayoutKey(LayoutKey),
+}
+
+/// The key a layout string named that is none of its keys, as [`ParseError`] carries it
+/// (the first 24 bytes; a longer key is cut at a character boundary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LayoutKey {
+    bytes: [u8; 24],
+    len: u8,
+    cut: bool,
+}
+
+impl LayoutKey {
+    /// Keeps `key` (its first 24 bytes).
+    pub(crate) fn new(key: &str) -> LayoutKey {
+        let mut len = key.len().min(24);
+        while !key.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut bytes = [0; 24];
+        bytes[..len].copy_from_slice(&key.as_bytes()[..len]);
+        LayoutKey {
+            bytes,
+            len: len as u8,
+            cut: len < key.len(),
+        }
+    }
+
+    /// The key (its first 24 bytes, when it was longer).
+    pub fn as_str(&self) -> &str {
+        // Cut at a character boundary of a `str`: always UTF-8.
+        core::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
 }
 
 impl fmt::Display for ParseError {
@@ -65,6 +99,12 @@ impl fmt::Display for ParseError {
                 f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")
             }
             ParseError::Layout(what) => write!(f, "invalid layout: {what}"),
+            ParseError::UnknownLayoutKey(key) => write!(
+                f,
+                "invalid layout: unknown key {:?}{}: the keys are time, seq, node, dc, order, unit, epoch and grid",
+                key.as_str(),
+                if key.cut { " (cut)" } else { "" }
+            ),
         }
     }
 }

@@ -307,3 +307,21 @@ fn an_unknown_layout_names_every_preset() {
         }
     }
 }
+
+/// An unknown key of a layout string is named in the message, with the keys there are; a
+/// key longer than the error holds is cut at a character boundary, never split.
+#[test]
+fn an_unknown_layout_key_is_named() {
+    let message = "seq=12,node=10,bogus=1"
+        .parse::<Layout>()
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("\"bogus\""), "{message}");
+    assert!(message.contains("time, seq, node"), "{message}");
+    let long = format!("{}é=1", "k".repeat(23));
+    let message = long.parse::<Layout>().unwrap_err().to_string();
+    assert!(
+        message.contains(&format!("\"{}\" (cut)", "k".repeat(23))),
+        "{message}"
+    );
+}

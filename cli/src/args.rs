@@ -19,8 +19,9 @@ time, seq, node (bits, 64 in all at most), dc (datacenter bits inside node), ord
 time|node|seq, tsn = time|seq|node), unit (e.g. 1ms, 10ms, 1500us, 1s), epoch (RFC 3339 or Unix \
 ms; without it ticks count from 1970) and grid (unix, the default: ticks on whole units since \
 1970, as Sonyflake; epoch: ticks from the epoch instant, as ferroid). Example: \
-seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z. Discord's internal worker and process ids \
-are the datacenter and worker here (--discord-worker, --discord-process)",
+seq=12,node=10,unit=1ms,epoch=2024-01-01T00:00:00Z. A node split in two parts takes the names \
+decode shows: --datacenter and --worker (Snowflake, custom layouts with dc), Discord's --worker \
+and --process",
         presets.join("; ")
     )
 }
@@ -97,22 +98,26 @@ pub(crate) fn non_negative(text: &str) -> Result<u64, String> {
 pub(crate) struct NodeArgs {
     /// Node id (the whole node field).
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
-          conflicts_with_all = ["datacenter", "worker", "machine_id", "machine_id_from"])]
+          conflicts_with_all = ["datacenter", "worker", "process", "machine_id", "machine_id_from"])]
     pub(crate) node: Option<u64>,
-    /// Snowflake datacenter id (with --worker); for `--layout discord`, Discord's internal
-    /// worker id.
-    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "worker",
-          visible_alias = "discord-worker")]
+    /// Snowflake datacenter id, the high part of the node (with --worker).
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true)]
     pub(crate) datacenter: Option<u64>,
-    /// Snowflake worker id (with --datacenter); for `--layout discord`, Discord's internal
-    /// process id.
-    #[arg(long, value_parser = non_negative, allow_negative_numbers = true, requires = "datacenter",
-          visible_alias = "discord-process")]
+    /// Snowflake worker id, the low part of the node (with --datacenter); for `--layout
+    /// discord`, Discord's internal worker id, the high part (with --process), as decode
+    /// names it.
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
+          visible_alias = "discord-worker")]
     pub(crate) worker: Option<u64>,
+    /// Discord's internal process id, the low part of the node (`--layout discord`, with
+    /// --worker).
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
+          visible_alias = "discord-process")]
+    pub(crate) process: Option<u64>,
     /// Sonyflake machine id (the node field of a Sonyflake-ordered layout; --node is the
     /// same for any layout).
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
-          conflicts_with_all = ["datacenter", "worker", "machine_id_from"])]
+          conflicts_with_all = ["datacenter", "worker", "process", "machine_id_from"])]
     pub(crate) machine_id: Option<u64>,
     /// Derive the machine id: `private-ip` is Sonyflake's rule (last two octets of the first
     /// private IPv4 address).

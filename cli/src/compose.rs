@@ -53,7 +53,7 @@ pub(crate) fn run(a: ComposeArgs) -> CliResult<ExitCode> {
                 field: Field::Ticks,
                 ..
             } => flag,
-            _ => node_flag(Field::Node, &a.node),
+            _ => node_flag(Field::Node, &a.node, &layout),
         };
         CliError::new(Some(flag), e)
     })?;

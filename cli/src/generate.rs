@@ -247,8 +247,12 @@ fn mint_paced<W: Write, G: TickGate>(
 pub(crate) fn refuse_node_flags(node: &NodeArgs) -> CliResult {
     let flag = if node.node.is_some() {
         Some("--node")
-    } else if node.datacenter.is_some() || node.worker.is_some() {
+    } else if node.datacenter.is_some() {
         Some("--datacenter")
+    } else if node.worker.is_some() {
+        Some("--worker")
+    } else if node.process.is_some() {
+        Some("--process")
     } else if node.machine_id.is_some() {
         Some("--machine-id")
     } else if node.machine_id_from.is_some() {

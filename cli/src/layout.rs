@@ -130,11 +130,8 @@ pub(crate) fn run(a: LayoutArgs) -> CliResult<ExitCode> {
 
 fn field_diagram(l: &Layout) -> String {
     let node = if l.datacenter_bits() > 0 {
-        format!(
-            "datacenter {} | worker {}",
-            l.datacenter_bits(),
-            l.worker_bits()
-        )
+        let (high, low) = flakeid_text::NodeFields::of(l).split_names;
+        format!("{high} {} | {low} {}", l.datacenter_bits(), l.worker_bits())
     } else {
         format!("node {}", l.node_bits())
     };

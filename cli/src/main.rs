@@ -98,13 +98,89 @@ pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
     Ok(layout)
 }
 
-pub(crate) fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
+/// The flag a node field came from; the node's parts by the names decode shows for
+/// `layout` (Discord's high part is its worker).
+pub(crate) fn node_flag(field: Field, args: &NodeArgs, layout: &Layout) -> &'static str {
     match field {
-        Field::Datacenter => "--datacenter",
-        Field::Worker => "--worker",
+        Field::Datacenter | Field::Worker => {
+            let f = flakeid_text::NodeFields::of(layout);
+            let name = if field == Field::Datacenter {
+                f.split_names.0
+            } else {
+                f.split_names.1
+            };
+            part_flag(name)
+        }
         _ if args.machine_id.is_some() => "--machine-id",
         _ if args.machine_id_from.is_some() => "--machine-id-from",
         _ => "--node",
+    }
+}
+
+/// The flag of a node part named as decode names it.
+fn part_flag(name: &str) -> &'static str {
+    match name {
+        "datacenter" => "--datacenter",
+        "process" => "--process",
+        _ => "--worker",
+    }
+}
+
+/// The node's two parts, `(high, low)`, from the flags named as decode names them for the
+/// layout (`--datacenter` and `--worker`; Discord's `--worker` and `--process`); `None`
+/// when no part flag was given.
+fn node_parts(layout: &Layout, args: &NodeArgs) -> CliResult<Option<(u64, u64)>> {
+    let given = [
+        ("datacenter", args.datacenter),
+        ("worker", args.worker),
+        ("process", args.process),
+    ];
+    let Some((first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
+        return Ok(None);
+    };
+    let f = flakeid_text::NodeFields::of(layout);
+    if !f.datacenter_worker {
+        let hint = match layout.node_bits() {
+            0 => "the layout has no node field: give no node flags",
+            _ if f.machine => {
+                "the layout does not split its node field: give --machine-id M or --node N"
+            }
+            _ => "the layout does not split its node field: give --node N",
+        };
+        return Err(CliError::new(Some(part_flag(first)), hint));
+    }
+    let (high, low) = f.split_names;
+    if let Some((other, _)) = given
+        .iter()
+        .find(|(n, v)| v.is_some() && *n != high && *n != low)
+    {
+        return Err(CliError::new(
+            Some(part_flag(other)),
+            format!(
+                "this layout's node is {high} and {low}, as decode names them: give {} and {} (or --node N)",
+                part_flag(high),
+                part_flag(low)
+            ),
+        ));
+    }
+    let value = |name: &str| given.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
+    match (value(high), value(low)) {
+        (Some(h), Some(l)) => Ok(Some((h, l))),
+        (h, _) => {
+            let (given, missing) = if h.is_some() {
+                (high, low)
+            } else {
+                (low, high)
+            };
+            Err(CliError::new(
+                Some(part_flag(given)),
+                format!(
+                    "{} needs {}: give both parts of the node (or --node N)",
+                    part_flag(given),
+                    part_flag(missing)
+                ),
+            ))
+        }
     }
 }
 
@@ -130,7 +206,7 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
     }
     let snowflake_order = layout.order() == Order::TimeNodeSequence;
     if snowflake_order && (args.machine_id.is_some() || args.machine_id_from.is_some()) {
-        let flag = node_flag(Field::Node, args);
+        let flag = node_flag(Field::Node, args, layout);
         return Err(CliError::new(
             Some(flag),
             format!(
@@ -149,24 +225,34 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
     let mut b = GeneratorBuilder::with_clock(*layout, SystemClock);
     if let Some(n) = args.node.or(args.machine_id) {
         b = b.node(n);
-    } else if let (Some(d), Some(w)) = (args.datacenter, args.worker) {
-        b = b.datacenter(d).worker(w);
+    } else if let Some((high, low)) = node_parts(layout, args)? {
+        b = b.datacenter(high).worker(low);
     } else if let Some(MachineIdSource::PrivateIp) = args.machine_id_from {
         b = b.machine_id_from_private_ip();
     }
     b.node_id().map_err(|e| match e {
-        Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args)), e),
-        Error::NoDatacenterField => CliError::new(
-            Some("--datacenter"),
-            "the layout has no datacenter field: give --machine-id M or --node N",
-        ),
+        Error::OutOfRange {
+            field: field @ (Field::Datacenter | Field::Worker),
+            value,
+            max,
+        } => {
+            // Said by the names decode shows (Discord's high part is its worker).
+            let flag = node_flag(field, args, layout);
+            CliError::new(
+                Some(flag),
+                format!("{} {value} out of range 0..={max}", &flag[2..]),
+            )
+        }
+        Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args, layout)), e),
         Error::NoPrivateIp => CliError::new(
             Some("--machine-id-from"),
             format!("{e}: give the machine id with --machine-id M (or --node N)"),
         ),
         Error::NodeMissing => {
+            let (high, low) = flakeid_text::NodeFields::of(layout).split_names;
+            let parts = format!("{} and {}, or --node N", part_flag(high), part_flag(low));
             let hint = if layout.datacenter_bits() > 0 {
-                "--datacenter D --worker W, or --node N"
+                parts.as_str()
             } else if !snowflake_order {
                 "--machine-id M, --machine-id-from private-ip, or --node N"
             } else {
@@ -180,7 +266,7 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
                 ),
             )
         }
-        e => CliError::new(Some(node_flag(Field::Node, args)), e),
+        e => CliError::new(Some(node_flag(Field::Node, args, layout)), e),
     })
 }
 

@@ -134,12 +134,20 @@ pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
         store: url.into(),
         reason,
     };
-    // The whole chain: a TLS failure hides a few sources down.
+    // The whole chain: a TLS failure hides a few sources down. The deepest cause is what
+    // an unreachable store is said to have failed with (the socket's own error).
     let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
+    let mut deepest = None;
+    let mut source = match &e {
+        // The status carries the transport's error; the client's error does not link it.
+        etcd_client::Error::GRpcStatus(status) => std::error::Error::source(status),
+        e => std::error::Error::source(e),
+    };
     while let Some(s) = source {
+        let cause = s.to_string();
         text.push_str(": ");
-        text.push_str(&s.to_string());
+        text.push_str(&cause);
+        deepest = Some(cause);
         source = s.source();
     }
     if let etcd_client::Error::GRpcStatus(status) = &e {
@@ -188,7 +196,19 @@ pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
         Some((name, TlsFailure::PlainText)) => refused(format!(
             "the server does not speak TLS (TLS: {name}): use etcd:// without ca=, cert= and key="
         )),
-        None => unreachable(url, text),
+        None => {
+            let status = match &e {
+                etcd_client::Error::GRpcStatus(status) => Some(status.message()),
+                _ => None,
+            };
+            let reason = match (status, deepest) {
+                (Some(m), Some(cause)) if m != cause => format!("{m}: {cause}"),
+                (_, Some(cause)) => cause,
+                (Some(m), None) => m.to_string(),
+                (None, None) => e.to_string(),
+            };
+            unreachable(url, reason)
+        }
     }
 }
 
@@ -230,6 +250,7 @@ pub(super) fn closed_after_handshake(e: ClaimError, access: &Access) -> ClaimErr
                     "BrokenPipe",
                     "Broken pipe",
                     "ConnectionReset",
+                    "Connection reset",
                 ]
                 .iter()
                 .any(|c| reason.contains(c)) =>

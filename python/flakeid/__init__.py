@@ -10,7 +10,7 @@ import asyncio
 import atexit
 import os
 import weakref
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -62,12 +62,12 @@ class Generator(_native.Generator):
         """The next ID, awaiting (not blocking the event loop) when a tick runs out."""
         return await _await_id(self.next_id, self.try_next_id, self.max_wait)
 
-    async def next_ids_async(self, n: int) -> np.ndarray:
+    async def next_ids_async(self, n: int) -> "np.ndarray[Any, np.dtype[np.uint64]]":
         """``n`` IDs as a numpy ``uint64`` array, awaiting between ticks."""
         return await _await_ids(self, n)
 
 
-async def _await_ids(g: Any, n: int) -> np.ndarray:
+async def _await_ids(g: Any, n: int) -> "np.ndarray[Any, np.dtype[np.uint64]]":
     parts = []
     left = n
     while left > 0:
@@ -97,7 +97,7 @@ class ClaimedGenerator(_native.ClaimedGenerator):
         """The next ID, awaiting (not blocking the event loop) when a tick runs out."""
         return await _await_id(self.next_id, self.try_next_id, self.max_wait)
 
-    async def next_ids_async(self, n: int) -> np.ndarray:
+    async def next_ids_async(self, n: int) -> "np.ndarray[Any, np.dtype[np.uint64]]":
         """``n`` IDs as a numpy ``uint64`` array, awaiting between ticks."""
         return await _await_ids(self, n)
 
@@ -139,7 +139,9 @@ def claim(
     )
 
 
-def claims(url: str, namespace: Optional[str] = None, *, password: Optional[str] = None, ttl: Optional[float] = None) -> list:
+def claims(
+    url: str, namespace: Optional[str] = None, *, password: Optional[str] = None, ttl: Optional[float] = None
+) -> List[Dict[str, Any]]:
     """What the store ``url`` holds: each node id of ``namespace`` (``node``, ``state``,
     ``holder``, ``reserved_until_unix_ns``, ``problem``), or each namespace with its
     layout."""

@@ -5,8 +5,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow  # type: ignore[import-untyped, unused-ignore]  # pyarrow ships no stubs
 
-_Ids = Union[npt.NDArray[np.uint64], npt.NDArray[np.int64], Sequence[int], Any]
+_Ids = Union[npt.NDArray[np.integer[Any]], Sequence[int], Any]
+_Time = Union[datetime.datetime, np.datetime64, str]
 
 __version__: str
 
@@ -70,17 +72,19 @@ class Layout:
         self,
         ticks: Optional[int] = None,
         *,
-        time: Optional[datetime.datetime] = None,
-        sequence: int = 0,
+        time: Optional[_Time] = None,
+        sequence: Optional[int] = None,
         node: Optional[int] = None,
         datacenter: Optional[int] = None,
         worker: Optional[int] = None,
+        process: Optional[int] = None,
+        machine: Optional[int] = None,
     ) -> int: ...
     def decompose(self, id: int) -> Dict[str, Any]: ...
     def time_of(self, id: int) -> datetime.datetime: ...
     def unix_ms_of(self, id: int) -> int: ...
-    def decode(self, ids: _Ids) -> Dict[str, np.ndarray]: ...
-    def decode_arrow(self, ids: _Ids) -> Any: ...
+    def decode(self, ids: _Ids) -> Dict[str, npt.NDArray[Any]]: ...
+    def decode_arrow(self, ids: _Ids) -> pyarrow.RecordBatch: ...
 
 class Generator:
     def __init__(
@@ -90,6 +94,8 @@ class Generator:
         node: Optional[int] = None,
         datacenter: Optional[int] = None,
         worker: Optional[int] = None,
+        process: Optional[int] = None,
+        machine: Optional[int] = None,
         max_wait: float = 0.1,
     ) -> None: ...
     @property

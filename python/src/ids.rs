@@ -23,27 +23,34 @@ pub(crate) enum Ids<'py> {
     Owned(Vec<u64>),
     /// One Arrow `uint64` or `int64` array without nulls, read in place.
     Arrow(ArrayRef),
+    /// The chunks of an Arrow chunked array (what Parquet gives), each read in place.
+    Chunked(Vec<ArrayRef>),
+}
+
+/// An Arrow `uint64` or `int64` array's values as IDs.
+fn arrow_values(a: &ArrayRef) -> &[u64] {
+    match a.data_type() {
+        DataType::UInt64 => a.as_primitive::<UInt64Type>().values(),
+        _ => bytemuck::cast_slice(a.as_primitive::<Int64Type>().values()),
+    }
 }
 
 impl Ids<'_> {
-    /// The IDs.
-    pub(crate) fn as_slice(&self) -> &[u64] {
+    /// The IDs, chunk after chunk (one chunk but for an Arrow chunked array).
+    pub(crate) fn chunks(&self) -> Vec<&[u64]> {
         match self {
-            Ids::Unsigned(a) => a.as_slice().expect("contiguous: checked when read"),
-            Ids::Signed(a) => {
-                bytemuck::cast_slice(a.as_slice().expect("contiguous: checked when read"))
-            }
-            Ids::Owned(v) => v,
-            Ids::Arrow(a) => match a.data_type() {
-                DataType::UInt64 => a.as_primitive::<UInt64Type>().values(),
-                _ => bytemuck::cast_slice(a.as_primitive::<Int64Type>().values()),
-            },
+            // Contiguous: checked when read.
+            Ids::Unsigned(a) => vec![a.as_slice().unwrap_or_default()],
+            Ids::Signed(a) => vec![bytemuck::cast_slice(a.as_slice().unwrap_or_default())],
+            Ids::Owned(v) => vec![v],
+            Ids::Arrow(a) => vec![arrow_values(a)],
+            Ids::Chunked(chunks) => chunks.iter().map(arrow_values).collect(),
         }
     }
 }
 
 /// What the ids may be, said when they are none of it.
-const EXPECTED: &str = "give the IDs as a numpy array of uint64 or int64, an Arrow array of uint64 or int64 (pyarrow, polars), or a list of ints";
+const EXPECTED: &str = "give the IDs as a numpy array of integers (uint64 and int64 are read in place, other integer types and byte orders converted), an Arrow array of uint64 or int64 (pyarrow, polars), or a list of ints";
 
 /// The IDs of `obj`.
 pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
@@ -58,6 +65,14 @@ pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
                 ),
             ));
         }
+        // A view whose data is not 8-byte aligned (a slice of a byte buffer) cannot be read
+        // as u64s in place: numpy copies it into an aligned array first.
+        if !array.getattr("flags")?.getattr("aligned")?.is_truthy()? {
+            let kind: String = array.dtype().getattr("kind")?.extract()?;
+            if kind == "u" || kind == "i" {
+                return read(&obj.call_method1("astype", ("=u8",))?);
+            }
+        }
         if let Ok(a) = obj.extract::<PyReadonlyArray1<'py, u64>>() {
             if a.as_slice().is_ok() {
                 return Ok(Ids::Unsigned(a));
@@ -70,21 +85,25 @@ pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
             }
             return Ok(Ids::Owned(a.as_array().iter().map(|&v| v as u64).collect()));
         }
-        let kind = array.dtype().to_string();
-        if kind == "object" {
+        let dtype = array.dtype();
+        let kind: String = dtype.getattr("kind")?.extract()?;
+        match kind.as_str() {
             // Python objects (a pandas nullable column without pyarrow): read one by one,
             // so a missing value is named with its index.
-            return listed(obj);
+            "O" => return listed(obj),
+            // Another integer type or byte order (uint32, int16, >u8, ...): numpy converts
+            // it to native uint64 (a negative value keeps its 64 bits, as int64 does).
+            "u" | "i" if dtype.to_string() != "uint64" => {
+                let converted = obj.call_method1("astype", ("=u8",))?;
+                return read(&converted);
+            }
+            _ => {
+                return Err(layout_error(
+                    py,
+                    format!("the IDs are a numpy array of {dtype}: {EXPECTED}"),
+                ));
+            }
         }
-        if !kind.contains("int") {
-            return Err(layout_error(
-                py,
-                format!("the IDs are a numpy array of {kind}: {EXPECTED}"),
-            ));
-        }
-        // Another integer type: numpy converts it (uint32, int32, ...).
-        let converted = obj.call_method1("astype", ("uint64",))?;
-        return read(&converted);
     }
     if let Some(array) = numpy_integers(obj)? {
         return read(&array);
@@ -102,11 +121,18 @@ pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
             Err(e) if !without_pyarrow(py, &e) => return Err(e),
             Err(_) => return numpy_instead(obj),
         };
-        let mut ids = Vec::with_capacity(chunked.chunks().iter().map(|c| c.len()).sum());
+        let mut chunks = Vec::with_capacity(chunked.chunks().len());
+        let mut at = 0;
         for chunk in chunked.chunks() {
-            ids.extend_from_slice(arrow(py, chunk.clone())?.as_slice());
+            // A null's index counts from the column's start.
+            arrow(py, chunk.clone()).map_err(|e| match first_null(chunk) {
+                Some(i) => null_error(py, at + i),
+                None => e,
+            })?;
+            at += chunk.len();
+            chunks.push(chunk.clone());
         }
-        return Ok(Ids::Owned(ids));
+        return Ok(Ids::Chunked(chunks));
     }
     listed(obj)
 }
@@ -202,14 +228,23 @@ fn arrow<'py>(py: Python<'py>, array: ArrayRef) -> PyResult<Ids<'py>> {
             ),
         ));
     }
-    if let Some(nulls) = array.nulls().filter(|n| n.null_count() > 0) {
-        let i = (0..array.len()).find(|&i| nulls.is_null(i)).unwrap_or(0);
-        return Err(layout_error(
-            py,
-            format!(
-                "the ID at index {i} is null: drop or fill the nulls first (e.g. pyarrow.compute.drop_null)"
-            ),
-        ));
+    if let Some(i) = first_null(&array) {
+        return Err(null_error(py, i));
     }
     Ok(Ids::Arrow(array))
+}
+
+/// The index of an Arrow array's first null.
+fn first_null(array: &ArrayRef) -> Option<usize> {
+    let nulls = array.nulls().filter(|n| n.null_count() > 0)?;
+    (0..array.len()).find(|&i| nulls.is_null(i))
+}
+
+fn null_error(py: Python<'_>, i: usize) -> PyErr {
+    layout_error(
+        py,
+        format!(
+            "the ID at index {i} is null: drop or fill the nulls first (e.g. pyarrow.compute.drop_null)"
+        ),
+    )
 }

@@ -89,16 +89,61 @@ fn datetime(py: Python<'_>) -> PyResult<&DateTime> {
     })
 }
 
-/// An aware UTC `datetime` of Unix milliseconds, exactly.
+/// An aware UTC `datetime` of Unix milliseconds, exactly; a `LayoutError` past the last
+/// time a `datetime` holds, naming the calls that hold it.
 fn utc_datetime(py: Python<'_>, unix_ms: u64) -> PyResult<Bound<'_, PyAny>> {
+    if unix_ms > DATETIME_MAX_UNIX_MS {
+        return Err(layout_error(
+            py,
+            format!(
+                "the time {} is after 9999-12-31T23:59:59.999Z, the last a Python datetime holds: use unix_ms_of(id), or decode() (numpy's datetime64 holds it)",
+                flakeid::rfc3339::Timestamp(i128::from(unix_ms) * 1_000_000)
+            ),
+        ));
+    }
     let dt = datetime(py)?;
     // timedelta(days, seconds, microseconds, milliseconds)
     let since = dt.timedelta.bind(py).call1((0, 0, 0, unix_ms))?;
     dt.epoch.bind(py).call_method1("__add__", (since,))
 }
 
-/// Unix nanoseconds of a `datetime` (a naive one read as UTC), to its microsecond.
+/// What `time=` takes, said when it is none of it.
+const TIME_FORMS: &str = "give time as a datetime (a naive one is read as UTC), a numpy.datetime64 or an RFC 3339 string such as 2026-10-31T12:00:00Z";
+
+/// The last millisecond a Python `datetime` holds: 9999-12-31T23:59:59.999Z.
+const DATETIME_MAX_UNIX_MS: u64 = 253_402_300_799_999;
+
+/// Unix nanoseconds of `time=`: a `datetime` (a naive one read as UTC, to its
+/// microsecond), a `numpy.datetime64` (to its unit) or an RFC 3339 string.
 fn unix_ns(py: Python<'_>, time: &Bound<'_, PyAny>) -> PyResult<i128> {
+    if let Ok(text) = time.extract::<String>() {
+        return flakeid::rfc3339::parse(&text)
+            .map_err(|e| layout_error(py, format!("time {text:?}: {e}; {TIME_FORMS}")));
+    }
+    let np = py.import("numpy")?;
+    if time.is_instance(&np.getattr("datetime64")?)? {
+        if np.call_method1("isnat", (time,))?.is_truthy()? {
+            return Err(layout_error(
+                py,
+                format!("time is NaT (not a time): {TIME_FORMS}"),
+            ));
+        }
+        // Nanoseconds hold the years 1678 to 2262; a later time is read in microseconds.
+        let ns = time
+            .call_method1("astype", ("datetime64[us]",))?
+            .call_method1("astype", ("int64",))?
+            .extract::<i64>()?;
+        return Ok(i128::from(ns) * 1000);
+    }
+    if !time.hasattr("tzinfo")? || !time.hasattr("replace")? {
+        return Err(layout_error(
+            py,
+            format!(
+                "time {} is not a time: {TIME_FORMS}",
+                time.repr().map(|r| r.to_string()).unwrap_or_default()
+            ),
+        ));
+    }
     let dt = datetime(py)?;
     let aware = if time.getattr("tzinfo")?.is_none() {
         let kw = PyDict::new(py);
@@ -111,6 +156,90 @@ fn unix_ns(py: Python<'_>, time: &Bound<'_, PyAny>) -> PyResult<i128> {
     let micro = dt.timedelta.bind(py).call1((0, 0, 1))?;
     let micros: i64 = delta.call_method1("__floordiv__", (micro,))?.extract()?;
     Ok(i128::from(micros) * 1000)
+}
+
+/// A whole number argument from 0 to `max` (`name=` in messages): a Python int or a numpy
+/// integer; anything else, or out of range, a `LayoutError` saying what is taken.
+pub(crate) fn uint(
+    py: Python<'_>,
+    name: &str,
+    value: &Bound<'_, PyAny>,
+    max: u64,
+) -> PyResult<u64> {
+    match value.extract::<u64>() {
+        Ok(v) if v <= max => Ok(v),
+        _ => Err(layout_error(
+            py,
+            format!(
+                "{name}={} is not in range: give an int from 0 to {max}",
+                value.repr().map(|r| r.to_string()).unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// The node the keywords give, by the names decode shows for `layout` (`node`; the split
+/// parts `datacenter`/`worker`, Discord's `worker`/`process`; Sonyflake's `machine`), or
+/// `None` when none was given. A name the layout does not have, or half of a pair, is a
+/// `LayoutError` naming what to give.
+pub(crate) fn node_of_names(
+    py: Python<'_>,
+    layout: &Layout,
+    node: Option<&Bound<'_, PyAny>>,
+    named: [(&str, Option<&Bound<'_, PyAny>>); 4],
+) -> PyResult<Option<u64>> {
+    let fields = flakeid_text::NodeFields::of(layout);
+    let (high, low) = fields.split_names;
+    let given: Vec<(&str, &Bound<'_, PyAny>)> = named
+        .iter()
+        .filter_map(|(n, v)| v.map(|v| (*n, v)))
+        .collect();
+    let accepted = if fields.datacenter_worker {
+        format!("node=, or {high}= and {low}= together")
+    } else if fields.machine && layout.node_bits() > 0 {
+        "node= or machine=".to_string()
+    } else if layout.node_bits() > 0 {
+        "node=".to_string()
+    } else {
+        "no node: the layout has none".to_string()
+    };
+    if let Some(node) = node {
+        if let Some((name, _)) = given.first() {
+            return Err(layout_error(
+                py,
+                format!("node= and {name}= are the same thing: give {accepted}"),
+            ));
+        }
+        return uint(py, "node", node, layout.max_node()).map(Some);
+    }
+    let value = |name: &str| given.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+    if let Some((name, _)) = given.iter().find(|(n, _)| {
+        !(fields.datacenter_worker && (*n == high || *n == low)
+            || fields.machine && *n == "machine")
+    }) {
+        return Err(layout_error(
+            py,
+            format!("this layout has no {name} field: give {accepted}"),
+        ));
+    }
+    if let Some(m) = value("machine") {
+        if given.len() > 1 {
+            return Err(layout_error(
+                py,
+                format!("machine= is the whole node: give {accepted}"),
+            ));
+        }
+        return uint(py, "machine", m, layout.max_node()).map(Some);
+    }
+    match (value(high), value(low)) {
+        (None, None) => Ok(None),
+        (Some(h), Some(l)) => {
+            let h = uint(py, high, h, (1u64 << layout.datacenter_bits()) - 1)?;
+            let l = uint(py, low, l, (1u64 << layout.worker_bits()) - 1)?;
+            layout.node_of(h, l).map(Some).map_err(|e| error(py, e))
+        }
+        _ => Err(layout_error(py, format!("give {accepted}"))),
+    }
 }
 
 /// An ID given as a Python int: `0..2**64`, or a negative one as its 64 bits (a signed
@@ -130,14 +259,18 @@ fn id_of(id: &Bound<'_, PyAny>) -> PyResult<u64> {
     }
 }
 
-/// The first ID of `ids` that does not fit `layout`, with its index.
-fn first_misfit(py: Python<'_>, layout: &Layout, ids: &[u64]) -> PyErr {
-    match ids.iter().position(|&id| id > layout.max_id()) {
-        Some(i) => layout_error(
+/// The first ID of `chunks` (read as one column) that does not fit `layout`, with its index.
+fn first_misfit(py: Python<'_>, layout: &Layout, chunks: &[&[u64]]) -> PyErr {
+    let misfit = chunks
+        .iter()
+        .flat_map(|c| c.iter())
+        .enumerate()
+        .find(|&(_, &id)| id > layout.max_id());
+    match misfit {
+        Some((i, id)) => layout_error(
             py,
             format!(
-                "the ID at index {i} ({}) does not fit the layout {layout}: its bits above the layout's {} are set; decode IDs of this layout (a signed column's negative values are IDs of 64-bit layouts only)",
-                ids[i],
+                "the ID at index {i} ({id}) does not fit the layout {layout}: its bits above the layout's {} are set; decode IDs of this layout (a signed column's negative values are IDs of 64-bit layouts only)",
                 layout.bits()
             ),
         ),
@@ -152,65 +285,112 @@ struct Decoded {
     sequence: Column,
     node: Column,
     /// The node's two parts, when the layout splits it.
-    split: Option<(Vec<u32>, Vec<u32>)>,
+    split: Option<(Column, Column)>,
 }
 
-/// A sequence or node column: `uint32` where the field fits 32 bits (every preset).
+/// A sequence or node column (or a part of the node): `uint32` where the field fits 32
+/// bits (every preset).
 enum Column {
     Narrow(Vec<u32>),
     Wide(Vec<u64>),
 }
 
+impl Column {
+    /// The node's parts, `(high, low)`, of each node in this column.
+    fn split(&self, layout: &Layout) -> (Column, Column) {
+        let n = self.len();
+        match self {
+            Column::Narrow(d) => {
+                let (mut high, mut low) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
+                for ((&v, h), l) in d.iter().zip(&mut high).zip(&mut low) {
+                    // Both parts fit 32 bits: the node does.
+                    let (a, b) = layout.split_node(u64::from(v));
+                    (*h, *l) = (a as u32, b as u32);
+                }
+                (Column::Narrow(high), Column::Narrow(low))
+            }
+            Column::Wide(d) => {
+                let (mut high, mut low) = (columns::zeroed_u64(n), columns::zeroed_u64(n));
+                for ((&v, h), l) in d.iter().zip(&mut high).zip(&mut low) {
+                    (*h, *l) = layout.split_node(v);
+                }
+                (Column::Wide(high), Column::Wide(low))
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Column::Narrow(v) => v.len(),
+            Column::Wide(v) => v.len(),
+        }
+    }
+
+    /// The column as a numpy array (its own memory, no copy).
+    fn numpy<'py>(self, py: Python<'py>) -> Bound<'py, PyAny> {
+        match self {
+            Column::Narrow(v) => PyArray1::from_vec(py, v).into_any(),
+            Column::Wide(v) => PyArray1::from_vec(py, v).into_any(),
+        }
+    }
+
+    /// The column as an Arrow array, with its type.
+    fn arrow(self) -> (DataType, ArrayRef) {
+        match self {
+            Column::Narrow(v) => (DataType::UInt32, Arc::new(UInt32Array::from(v))),
+            Column::Wide(v) => (DataType::UInt64, Arc::new(UInt64Array::from(v))),
+        }
+    }
+}
+
 impl PyLayout {
-    /// Decodes `ids` into columns with the GIL released; the first bad ID is an error
-    /// naming its index.
-    fn decode_columns(&self, py: Python<'_>, ids: &[u64]) -> PyResult<Decoded> {
+    /// Decodes `chunks` (one column, chunk after chunk, each read in place) into columns
+    /// with the GIL released; the first bad ID is an error naming its index.
+    fn decode_columns(&self, py: Python<'_>, chunks: &[&[u64]]) -> PyResult<Decoded> {
         let layout = self.layout;
         let decoder = self.decoder();
         let narrow = layout.sequence_bits() <= 32 && layout.node_bits() <= 32;
-        let split = layout.datacenter_bits() > 0;
-        let n = ids.len();
+        let n = chunks.iter().map(|c| c.len()).sum();
         let result = py.detach(|| {
             let mut ticks = columns::zeroed_u64(n);
             let mut unix_ms = columns::zeroed_u64(n);
-            let (sequence, node, decoded) = if narrow {
+            let (sequence, node) = if narrow {
                 let (mut s, mut d) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
-                let r = decoder.decode_narrow(
-                    ids,
-                    NarrowColumns {
-                        ticks: Some(&mut ticks),
-                        unix_ms: Some(&mut unix_ms),
-                        sequence: Some(&mut s),
-                        node: Some(&mut d),
-                    },
-                );
-                (Column::Narrow(s), Column::Narrow(d), r)
+                let mut at = 0;
+                for ids in chunks {
+                    let end = at + ids.len();
+                    decoder.decode_narrow(
+                        ids,
+                        NarrowColumns {
+                            ticks: Some(&mut ticks[at..end]),
+                            unix_ms: Some(&mut unix_ms[at..end]),
+                            sequence: Some(&mut s[at..end]),
+                            node: Some(&mut d[at..end]),
+                        },
+                    )?;
+                    at = end;
+                }
+                (Column::Narrow(s), Column::Narrow(d))
             } else {
                 let (mut s, mut d) = (columns::zeroed_u64(n), columns::zeroed_u64(n));
-                let r = decoder.decode(
-                    ids,
-                    Columns {
-                        ticks: Some(&mut ticks),
-                        unix_ms: Some(&mut unix_ms),
-                        sequence: Some(&mut s),
-                        node: Some(&mut d),
-                    },
-                );
-                (Column::Wide(s), Column::Wide(d), r)
-            };
-            let split = match (&node, split) {
-                (Column::Narrow(d), true) => {
-                    let (mut high, mut low) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
-                    for ((&v, h), l) in d.iter().zip(&mut high).zip(&mut low) {
-                        // Both parts fit 32 bits: the node does.
-                        let (a, b) = layout.split_node(u64::from(v));
-                        (*h, *l) = (a as u32, b as u32);
-                    }
-                    Some((high, low))
+                let mut at = 0;
+                for ids in chunks {
+                    let end = at + ids.len();
+                    decoder.decode(
+                        ids,
+                        Columns {
+                            ticks: Some(&mut ticks[at..end]),
+                            unix_ms: Some(&mut unix_ms[at..end]),
+                            sequence: Some(&mut s[at..end]),
+                            node: Some(&mut d[at..end]),
+                        },
+                    )?;
+                    at = end;
                 }
-                _ => None,
+                (Column::Wide(s), Column::Wide(d))
             };
-            decoded.map(|()| Decoded {
+            let split = (layout.datacenter_bits() > 0).then(|| node.split(&layout));
+            Ok(Decoded {
                 ticks,
                 unix_ms,
                 sequence,
@@ -220,7 +400,7 @@ impl PyLayout {
         });
         match result {
             Ok(d) => Ok(d),
-            Err(flakeid::Error::IdOutOfLayout { .. }) => Err(first_misfit(py, &layout, ids)),
+            Err(flakeid::Error::IdOutOfLayout { .. }) => Err(first_misfit(py, &layout, chunks)),
             Err(e) => Err(error(py, e)),
         }
     }
@@ -398,42 +578,47 @@ impl PyLayout {
         PyTuple::new(py, self.node_fields())
     }
 
-    /// The ID of `ticks` (or of the tick `time`, a `datetime`, falls in), `sequence` and
-    /// `node` (or its parts, `datacenter` and `worker`).
-    #[pyo3(signature = (ticks=None, *, time=None, sequence=0, node=None, datacenter=None, worker=None))]
+    /// The ID of `ticks` (or of the tick `time` falls in: a `datetime`, a
+    /// `numpy.datetime64` or an RFC 3339 string), `sequence` and `node` (or its parts by the
+    /// names `decompose` gives them: `datacenter` and `worker`, Discord's `worker` and
+    /// `process`, Sonyflake's `machine`).
+    #[pyo3(signature = (ticks=None, *, time=None, sequence=None, node=None, datacenter=None, worker=None, process=None, machine=None))]
     #[allow(clippy::too_many_arguments)]
     fn compose(
         &self,
         py: Python<'_>,
-        ticks: Option<u64>,
+        ticks: Option<&Bound<'_, PyAny>>,
         time: Option<&Bound<'_, PyAny>>,
-        sequence: u64,
-        node: Option<u64>,
-        datacenter: Option<u64>,
-        worker: Option<u64>,
+        sequence: Option<&Bound<'_, PyAny>>,
+        node: Option<&Bound<'_, PyAny>>,
+        datacenter: Option<&Bound<'_, PyAny>>,
+        worker: Option<&Bound<'_, PyAny>>,
+        process: Option<&Bound<'_, PyAny>>,
+        machine: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
         let l = &self.layout;
         let ticks = match (ticks, time) {
-            (Some(t), None) => t,
+            (Some(t), None) => uint(py, "ticks", t, l.max_ticks())?,
             (None, Some(time)) => l.ticks_at(unix_ns(py, time)?).map_err(|e| error(py, e))?,
             _ => return Err(layout_error(py, "give ticks or time, one of them")),
         };
-        let node = match (node, datacenter, worker) {
-            (Some(n), None, None) => n,
-            (None, Some(d), Some(w)) => l.node_of(d, w).map_err(|e| error(py, e))?,
-            (None, None, None) => 0,
-            _ => {
-                return Err(layout_error(
-                    py,
-                    "give node, or datacenter and worker together",
-                ));
-            }
+        let sequence = match sequence {
+            Some(s) => uint(py, "sequence", s, l.max_sequence())?,
+            None => 0,
         };
+        let named = [
+            ("datacenter", datacenter),
+            ("worker", worker),
+            ("process", process),
+            ("machine", machine),
+        ];
+        let node = node_of_names(py, l, node, named)?.unwrap_or(0);
         l.compose(ticks, sequence, node).map_err(|e| error(py, e))
     }
 
     /// The fields of one ID: `ticks`, `sequence`, `node`, `unix_ms`, `time` (an aware
-    /// UTC `datetime`) and the node's named parts. A negative int is read as its 64 bits.
+    /// UTC `datetime`; `None` after 9999-12-31, which a `datetime` cannot hold) and the
+    /// node's named parts. A negative int is read as its 64 bits.
     fn decompose<'py>(
         &self,
         py: Python<'py>,
@@ -448,7 +633,12 @@ impl PyLayout {
         d.set_item("sequence", p.sequence)?;
         d.set_item("node", p.node)?;
         d.set_item("unix_ms", unix_ms)?;
-        d.set_item("time", utc_datetime(py, unix_ms)?)?;
+        // A time past what a datetime holds is None (unix_ms has it).
+        let time = match unix_ms <= DATETIME_MAX_UNIX_MS {
+            true => Some(utc_datetime(py, unix_ms)?),
+            false => None,
+        };
+        d.set_item("time", time)?;
         let names = self.node_fields();
         if self.layout.datacenter_bits() > 0 {
             let (a, b) = self.layout.split_node(p.node);
@@ -462,7 +652,8 @@ impl PyLayout {
     }
 
     /// When `id` was minted: the start of its tick, an aware UTC `datetime` (to the
-    /// millisecond).
+    /// millisecond); a `LayoutError` after 9999-12-31, which a `datetime` cannot hold
+    /// (`unix_ms_of` can).
     fn time_of<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let ms = self.unix_ms_of(py, id)?;
         utc_datetime(py, ms)
@@ -475,9 +666,10 @@ impl PyLayout {
         self.layout.unix_ms_of(p.ticks).map_err(|e| error(py, e))
     }
 
-    /// Decodes a column of IDs (a numpy `uint64`/`int64` array, read in place; an Arrow
-    /// array; a list) into numpy columns with the SIMD decoder, the GIL released:
-    /// `time` (`datetime64[ms]`), `unix_ms` (`int64`), `ticks` (`uint64`), `sequence` and
+    /// Decodes a column of IDs (a numpy array of any integer type, read in place when it
+    /// is `uint64`/`int64`; an Arrow array or chunked array, read chunk by chunk in place;
+    /// a list) into numpy columns with the SIMD decoder, the GIL released: `time`
+    /// (`datetime64[ms]`, UTC), `unix_ms` (`int64`), `ticks` (`uint64`), `sequence` and
     /// `node` (`uint32` where they fit), and the node's named parts. An ID that does not
     /// fit the layout is a `LayoutError` naming its index.
     fn decode<'py>(
@@ -486,25 +678,19 @@ impl PyLayout {
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let ids: Ids<'py> = ids::read(ids)?;
-        let d = self.decode_columns(py, ids.as_slice())?;
+        let d = self.decode_columns(py, &ids.chunks())?;
         let out = PyDict::new(py);
         let unix_ms = PyArray1::from_vec(py, bytemuck::allocation::cast_vec::<u64, i64>(d.unix_ms));
         out.set_item("time", unix_ms.call_method1("view", ("datetime64[ms]",))?)?;
         out.set_item("unix_ms", &unix_ms)?;
         out.set_item("ticks", PyArray1::from_vec(py, d.ticks))?;
-        let node = match d.node {
-            Column::Narrow(v) => PyArray1::from_vec(py, v).into_any(),
-            Column::Wide(v) => PyArray1::from_vec(py, v).into_any(),
-        };
-        match d.sequence {
-            Column::Narrow(v) => out.set_item("sequence", PyArray1::from_vec(py, v))?,
-            Column::Wide(v) => out.set_item("sequence", PyArray1::from_vec(py, v))?,
-        }
+        out.set_item("sequence", d.sequence.numpy(py))?;
+        let node = d.node.numpy(py);
         out.set_item("node", &node)?;
         let names = self.node_fields();
         if let Some((a, b)) = d.split {
-            out.set_item(names[0], PyArray1::from_vec(py, a))?;
-            out.set_item(names[1], PyArray1::from_vec(py, b))?;
+            out.set_item(names[0], a.numpy(py))?;
+            out.set_item(names[1], b.numpy(py))?;
         }
         if names.contains(&"machine") {
             out.set_item("machine", &node)?;
@@ -513,8 +699,8 @@ impl PyLayout {
     }
 
     /// [`decode`](Layout.decode) into a `pyarrow.RecordBatch` (through the Arrow C data
-    /// interface, no copy): `id`, `time` (timestamp[ms, UTC]), `unix_ms`, `ticks`,
-    /// `sequence`, `node` and the node's named parts. Needs pyarrow.
+    /// interface, no copy): `id`, `time` (`timestamp[ms]`, UTC, as `decode`'s), `unix_ms`,
+    /// `ticks`, `sequence`, `node` and the node's named parts. Needs pyarrow.
     fn decode_arrow<'py>(
         &self,
         py: Python<'py>,
@@ -526,40 +712,42 @@ impl PyLayout {
             ));
         }
         let ids: Ids<'py> = ids::read(ids)?;
-        let slice = ids.as_slice();
-        let d = self.decode_columns(py, slice)?;
+        let chunks = ids.chunks();
+        let d = self.decode_columns(py, &chunks)?;
         let unix_ms =
             arrow_buffer::ScalarBuffer::from(bytemuck::allocation::cast_vec::<u64, i64>(d.unix_ms));
         let mut fields = vec![
             Field::new("id", DataType::UInt64, false),
             Field::new(
                 "time",
-                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                DataType::Timestamp(TimeUnit::Millisecond, None),
                 false,
             ),
             Field::new("unix_ms", DataType::Int64, false),
             Field::new("ticks", DataType::UInt64, false),
         ];
         let mut columns: Vec<ArrayRef> = vec![
-            Arc::new(UInt64Array::from(slice.to_vec())),
-            Arc::new(TimestampMillisecondArray::new(unix_ms.clone(), None).with_timezone("UTC")),
+            Arc::new(UInt64Array::from(chunks.concat())),
+            Arc::new(TimestampMillisecondArray::new(unix_ms.clone(), None)),
             Arc::new(Int64Array::new(unix_ms, None)),
             Arc::new(UInt64Array::from(d.ticks)),
         ];
-        for (name, column) in [("sequence", d.sequence), ("node", d.node)] {
-            let (t, a): (DataType, ArrayRef) = match column {
-                Column::Narrow(v) => (DataType::UInt32, Arc::new(UInt32Array::from(v))),
-                Column::Wide(v) => (DataType::UInt64, Arc::new(UInt64Array::from(v))),
-            };
+        let names = self.node_fields();
+        let (node_type, node) = d.node.arrow();
+        let mut named = vec![
+            ("sequence", d.sequence.arrow()),
+            ("node", (node_type.clone(), node.clone())),
+        ];
+        if let Some((a, b)) = d.split {
+            named.push((names[0], a.arrow()));
+            named.push((names[1], b.arrow()));
+        }
+        if names.contains(&"machine") {
+            named.push(("machine", (node_type, node)));
+        }
+        for (name, (t, a)) in named {
             fields.push(Field::new(name, t, false));
             columns.push(a);
-        }
-        let names = self.node_fields();
-        if let Some((a, b)) = d.split {
-            for (name, v) in [(names[0], a), (names[1], b)] {
-                fields.push(Field::new(name, DataType::UInt32, false));
-                columns.push(Arc::new(UInt32Array::from(v)));
-            }
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|e| layout_error(py, e))?;

@@ -67,6 +67,33 @@ fn seconds(py: Python<'_>, what: &str, s: f64) -> PyResult<Duration> {
     })
 }
 
+/// The most IDs one `next_ids` call mints (2 GiB of IDs): mint more in batches.
+const MAX_BATCH: u64 = 1 << 28;
+
+/// A count of IDs: an int from 0 to [`MAX_BATCH`]; else a `ValueError` naming the limit.
+fn count(n: &Bound<'_, PyAny>) -> PyResult<usize> {
+    match n.extract::<u64>() {
+        Ok(n) if n <= MAX_BATCH => Ok(n as usize),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "n={} is not a count of IDs one call mints: give an int from 0 to 2**28 ({MAX_BATCH}), and mint more in batches",
+            n.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))),
+    }
+}
+
+/// A buffer of `n` IDs to mint into, or `MemoryError` when there is no room for it.
+fn buffer(n: usize) -> PyResult<Vec<Id>> {
+    let mut ids = Vec::new();
+    ids.try_reserve_exact(n).map_err(|_| {
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "no memory for {n} IDs ({} bytes): mint fewer at a time",
+            n.saturating_mul(8)
+        ))
+    })?;
+    ids.resize(n, Id::default());
+    Ok(ids)
+}
+
 /// Whether minting would have to wait (the next tick, a renewal, a lease).
 fn waits(e: &MintError) -> bool {
     matches!(
@@ -103,14 +130,19 @@ impl<'py, C: flakeid::Clock + Sync, T: flakeid::generator::TickGate + Sync>
             .map_err(|e| mint_error(self.py, e))
     }
 
-    fn next_ids(&self, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    fn next_ids(&self, n: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let n = count(n)?;
+        let mut ids = buffer(n)?;
         let g = self.g;
         let ids = self.py.detach(|| {
-            let mut ids = vec![Id::default(); n];
             let mut done = 0;
             while done < n {
                 match g.next_ids(&mut ids[done..]) {
-                    Ok(0) => return g.next_id().map(|_| unreachable!()),
+                    // Nothing left in the tick: the blocking call waits for the next one.
+                    Ok(0) => {
+                        ids[done] = g.next_id()?;
+                        done += 1;
+                    }
                     Ok(k) => done += k,
                     Err(e) => return Err(e),
                 }
@@ -121,8 +153,9 @@ impl<'py, C: flakeid::Clock + Sync, T: flakeid::generator::TickGate + Sync>
         Ok(PyArray1::from_slice(self.py, Id::as_u64s(&ids)))
     }
 
-    fn try_next_ids(&self, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        let mut ids = vec![Id::default(); n];
+    fn try_next_ids(&self, n: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let n = count(n)?;
+        let mut ids = buffer(n)?;
         let k = match n {
             0 => 0,
             _ => self
@@ -149,27 +182,42 @@ pub(crate) struct PyGenerator {
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (layout=None, *, node=None, datacenter=None, worker=None, max_wait=0.1))]
+    #[pyo3(signature = (layout=None, *, node=None, datacenter=None, worker=None, process=None, machine=None, max_wait=0.1))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         layout: Option<PyRef<'_, PyLayout>>,
-        node: Option<u64>,
-        datacenter: Option<u64>,
-        worker: Option<u64>,
+        node: Option<&Bound<'_, PyAny>>,
+        datacenter: Option<&Bound<'_, PyAny>>,
+        worker: Option<&Bound<'_, PyAny>>,
+        process: Option<&Bound<'_, PyAny>>,
+        machine: Option<&Bound<'_, PyAny>>,
         max_wait: f64,
     ) -> PyResult<PyGenerator> {
         let layout = layout.map_or_else(Layout::snowflake, |l| l.layout);
         let mut b = Generator::builder(layout)
             .clock(MonotonicClock::new())
             .max_wait(seconds(py, "max_wait", max_wait)?);
-        b = match (node, datacenter, worker) {
-            (Some(n), None, None) => b.node(n),
-            (None, Some(d), Some(w)) => b.datacenter(d).worker(w),
-            (None, None, None) if layout.node_bits() == 0 => b,
-            _ => {
+        let named = [
+            ("datacenter", datacenter),
+            ("worker", worker),
+            ("process", process),
+            ("machine", machine),
+        ];
+        b = match crate::layout::node_of_names(py, &layout, node, named)? {
+            Some(n) => b.node(n),
+            None if layout.node_bits() == 0 => b,
+            None => {
+                let (high, low) = flakeid_text::NodeFields::of(&layout).split_names;
+                let parts = match layout.datacenter_bits() {
+                    0 => String::new(),
+                    _ => format!(", or {high}= and {low}= together"),
+                };
                 return Err(layout_error(
                     py,
-                    "give node=N, or datacenter= and worker= together (each process its own: two generators on one node id mint the same IDs), or use flakeid.claim(url) to have a store hand them out",
+                    format!(
+                        "give node=N{parts} (each process its own: two generators on one node id mint the same IDs), or use flakeid.claim(url) to have a store hand them out"
+                    ),
                 ));
             }
         };
@@ -214,14 +262,22 @@ impl PyGenerator {
 
     /// `n` IDs, strictly increasing, as a numpy `uint64` array, minted in runs by the
     /// batch minter with the GIL released.
-    fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         self.born.check(py, "generator")?;
         MintCalls { g: &self.g, py }.next_ids(n)
     }
 
     /// Up to `n` IDs without waiting (what the current tick has left; at least one, or
     /// `MintError` with `retry_after`).
-    fn try_next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    fn try_next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         self.born.check(py, "generator")?;
         MintCalls { g: &self.g, py }.try_next_ids(n)
     }
@@ -393,12 +449,20 @@ impl PyClaimed {
         MintCalls { g: &g, py }.try_next_id()
     }
 
-    fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    fn next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let g = self.minting(py)?;
         MintCalls { g: &g, py }.next_ids(n)
     }
 
-    fn try_next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    fn try_next_ids<'py>(
+        &self,
+        py: Python<'py>,
+        n: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let g = self.minting(py)?;
         MintCalls { g: &g, py }.try_next_ids(n)
     }

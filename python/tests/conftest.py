@@ -1,4 +1,4 @@
-"""Shared fixtures: the stores the Rust driver (tests/pytest.rs) started for this run."""
+"""Shared fixtures: the stores the Rust driver (python/harness/tests/pytest.rs) started for this run."""
 
 import os
 
@@ -9,8 +9,8 @@ def _server(var: str):
     url = os.environ.get(var)
     if not url:
         if os.environ.get("FLAKEID_REQUIRE_SERVERS") == "1":
-            pytest.fail(f"{var} is not set: the driver starts the server (tests/pytest.rs)")
-        pytest.skip(f"{var} is not set: run through `cargo test -p flakeid-python`, which starts the server")
+            pytest.fail(f"{var} is not set: the driver starts the server (python/harness/tests/pytest.rs)")
+        pytest.skip(f"{var} is not set: run through `cargo test -p flakeid-python-tests`, which starts the server")
     return url
 
 

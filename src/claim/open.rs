@@ -96,9 +96,9 @@ pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimSt
         "zookeeper" => Err(url.bad(
             "ZooKeeper's store is the flakeid-zookeeper crate: open it with flakeid_zookeeper::ZooKeeperStore::from_url (the flakeid tool does)",
         )),
-        _ => Err(url.bad(
-            "unknown scheme: give file:DIR, memory:, static:N or static:pod",
-        )),
+        other => Err(url.bad(format!(
+            "unknown scheme {other:?}: give etcd://HOST:PORT (etcds:// with TLS), zookeeper://HOST:PORT, file:DIR, memory:, static:N or static:pod"
+        ))),
     }
 }
 

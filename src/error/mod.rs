@@ -5,7 +5,7 @@
 
 mod mint;
 
-pub use crate::parse::ParseError;
+pub use crate::parse::{LayoutKey, ParseError};
 pub use mint::MintError;
 
 use core::fmt;

@@ -115,9 +115,9 @@ impl FromStr for Layout {
                 "epoch" => 6,
                 "grid" => 7,
                 _ => {
-                    return Err(layout_err(
-                        "unknown key (time, seq, node, dc, order, unit, epoch, grid)",
-                    ));
+                    return Err(Error::Parse(ParseError::UnknownLayoutKey(
+                        crate::parse::LayoutKey::new(key),
+                    )));
                 }
             };
             if core::mem::replace(&mut seen[slot], true) {

@@ -13,7 +13,7 @@ use flakeid_fleet::scenarios::Server;
 use flakeid_fleet::zookeeper::ZooKeeper;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Runs `command`, failing the test with its output if it fails.
@@ -32,8 +32,9 @@ fn run(what: &str, command: &mut Command) {
     eprintln!("{what}: ok");
 }
 
-/// A fresh virtual environment in `dir` with `packages` from PyPI; its python.
-fn venv(python: &str, dir: &Path, packages: &[&str]) -> PathBuf {
+/// A fresh virtual environment in `dir` with the exact versions (and hashes) of
+/// `requirements` from PyPI; its python.
+fn venv(python: &str, dir: &Path, requirements: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(dir);
     run(
         "python -m venv",
@@ -41,7 +42,7 @@ fn venv(python: &str, dir: &Path, packages: &[&str]) -> PathBuf {
     );
     let py = dir.join("bin/python");
     run(
-        "pip install",
+        "pip install (pinned)",
         Command::new(&py)
             .args([
                 "-m",
@@ -49,8 +50,10 @@ fn venv(python: &str, dir: &Path, packages: &[&str]) -> PathBuf {
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
+                "--require-hashes",
+                "-r",
             ])
-            .args(packages),
+            .arg(root().join("python/tests").join(requirements)),
     );
     py
 }
@@ -97,19 +100,7 @@ fn the_python_package_passes_its_tests() {
     let root = root();
     let work = root.join(format!("target/python-tests-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let py = venv(
-        &python,
-        &work.join("venv"),
-        &[
-            "maturin>=1.7,<2",
-            "numpy",
-            "pytest",
-            "pyarrow",
-            "pandas",
-            "polars",
-            "duckdb",
-        ],
-    );
+    let py = venv(&python, &work.join("venv"), "requirements.txt");
     let dist = work.join("dist");
     // Its own target directory: this test's cargo holds the workspace's.
     run(
@@ -132,6 +123,7 @@ fn the_python_package_passes_its_tests() {
             .args(["-m", "pip", "install", "--quiet", "--no-deps"])
             .arg(&wheel),
     );
+    metadata_is_complete(&py, &wheel);
     let out = Command::new(&py)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(root.join("python/tests"))
@@ -146,7 +138,8 @@ fn the_python_package_passes_its_tests() {
     assert!(!said.contains(" skipped"), "a Python test skipped: {said}");
 
     // The install check: the wheel where numpy is all there is.
-    let bare = venv(&python, &work.join("bare"), &["numpy"]);
+    // The oldest numpy the package declares (requirements-oldest.txt), and no pyarrow.
+    let bare = venv(&python, &work.join("bare"), "requirements-oldest.txt");
     run(
         "pip install the wheel (numpy only)",
         Command::new(&bare)
@@ -162,12 +155,71 @@ fn the_python_package_passes_its_tests() {
              ids = g.next_ids(1000)\n\
              cols = flakeid.Layout.snowflake().decode(ids)\n\
              assert (cols['node'] == 1).all()\n\
+             assert np.__version__ == '1.23.2', np.__version__\n\
              try:\n    flakeid.Layout.snowflake().decode_arrow(ids)\n    raise SystemExit('decode_arrow without pyarrow')\n\
              except ImportError as e:\n    assert 'pip install pyarrow' in str(e), e\n",
             ])
             // Outside the source tree, so that the wheel is what is imported.
             .current_dir(&work),
     );
+    types_are_checked(&py, &work);
     drop((etcd, zookeeper));
     std::fs::remove_dir_all(&work).ok();
+}
+
+/// The wheel says what a package index shows: the licence texts, classifiers, project
+/// URLs, the Python it needs and the numpy lower bound the oldest environment tests; and
+/// its extension is stripped (its size is printed).
+fn metadata_is_complete(py: &Path, wheel: &Path) {
+    let size = std::fs::metadata(wheel).unwrap().len();
+    eprintln!("wheel: {} ({size} bytes)", wheel.display());
+    let check = r#"
+import sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+names = wheel.namelist()
+meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+text = wheel.read(meta).decode()
+for needed in ("Requires-Python: >=3.9", "Requires-Dist: numpy>=1.23.2", "Classifier: License :: OSI Approved :: MIT License",
+               "Classifier: Typing :: Typed", "Project-URL: Repository", "Project-URL: Changelog", "License-File: LICENSE-MIT",
+               "License-File: LICENSE-APACHE"):
+    assert needed in text, (needed, text[:2000])
+for licence in ("LICENSE-MIT", "LICENSE-APACHE"):
+    assert any(n.endswith("/" + licence) for n in names), (licence, names)
+native = next(i for i in wheel.infolist() if "_native" in i.filename)
+print("extension", native.filename, native.file_size, "bytes")
+assert native.file_size < 40_000_000, native.file_size
+assert any(n.endswith("py.typed") for n in names) and any(n.endswith("_native.pyi") for n in names), names
+"#;
+    run(
+        "wheel metadata",
+        Command::new(py).args(["-c", check]).arg(wheel),
+    );
+}
+
+/// The type stubs hold: every Python example of the README passes `mypy --strict`
+/// against the installed package.
+fn types_are_checked(py: &Path, work: &Path) {
+    let readme = std::fs::read_to_string(root().join("python/README.md")).unwrap();
+    let examples = work.join("examples");
+    std::fs::create_dir_all(&examples).unwrap();
+    let mut count = 0;
+    for (i, block) in readme.split("```python\n").skip(1).enumerate() {
+        let code = block.split("```").next().unwrap();
+        std::fs::write(examples.join(format!("example_{}.py", i + 1)), code).unwrap();
+        count += 1;
+    }
+    assert!(count >= 5, "the README has {count} Python examples");
+    run(
+        "mypy --strict (README examples)",
+        Command::new(py)
+            .args([
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                "--ignore-missing-imports",
+            ])
+            .arg(&examples)
+            .current_dir(work),
+    );
 }

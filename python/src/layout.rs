@@ -343,6 +343,37 @@ impl Column {
     }
 }
 
+/// The four columns' ranges that `chunks` (one column, chunk after chunk) fill, each chunk
+/// given to `decode` with its own ranges; the first error ends it.
+fn each_chunk<T>(
+    chunks: &[&[u64]],
+    ticks: &mut [u64],
+    unix_ms: &mut [u64],
+    sequence: &mut [T],
+    node: &mut [T],
+    mut decode: impl FnMut(
+        &[u64],
+        &mut [u64],
+        &mut [u64],
+        &mut [T],
+        &mut [T],
+    ) -> Result<(), flakeid::Error>,
+) -> Result<(), flakeid::Error> {
+    let mut at = 0;
+    for ids in chunks {
+        let end = at + ids.len();
+        decode(
+            ids,
+            &mut ticks[at..end],
+            &mut unix_ms[at..end],
+            &mut sequence[at..end],
+            &mut node[at..end],
+        )?;
+        at = end;
+    }
+    Ok(())
+}
+
 impl PyLayout {
     /// Decodes `chunks` (one column, chunk after chunk, each read in place) into columns
     /// with the GIL released; the first bad ID is an error naming its index.
@@ -356,37 +387,45 @@ impl PyLayout {
             let mut unix_ms = columns::zeroed_u64(n);
             let (sequence, node) = if narrow {
                 let (mut s, mut d) = (columns::zeroed_u32(n), columns::zeroed_u32(n));
-                let mut at = 0;
-                for ids in chunks {
-                    let end = at + ids.len();
-                    decoder.decode_narrow(
-                        ids,
-                        NarrowColumns {
-                            ticks: Some(&mut ticks[at..end]),
-                            unix_ms: Some(&mut unix_ms[at..end]),
-                            sequence: Some(&mut s[at..end]),
-                            node: Some(&mut d[at..end]),
-                        },
-                    )?;
-                    at = end;
-                }
+                each_chunk(
+                    chunks,
+                    &mut ticks,
+                    &mut unix_ms,
+                    &mut s,
+                    &mut d,
+                    |ids, t, u, s, d| {
+                        decoder.decode_narrow(
+                            ids,
+                            NarrowColumns {
+                                ticks: Some(t),
+                                unix_ms: Some(u),
+                                sequence: Some(s),
+                                node: Some(d),
+                            },
+                        )
+                    },
+                )?;
                 (Column::Narrow(s), Column::Narrow(d))
             } else {
                 let (mut s, mut d) = (columns::zeroed_u64(n), columns::zeroed_u64(n));
-                let mut at = 0;
-                for ids in chunks {
-                    let end = at + ids.len();
-                    decoder.decode(
-                        ids,
-                        Columns {
-                            ticks: Some(&mut ticks[at..end]),
-                            unix_ms: Some(&mut unix_ms[at..end]),
-                            sequence: Some(&mut s[at..end]),
-                            node: Some(&mut d[at..end]),
-                        },
-                    )?;
-                    at = end;
-                }
+                each_chunk(
+                    chunks,
+                    &mut ticks,
+                    &mut unix_ms,
+                    &mut s,
+                    &mut d,
+                    |ids, t, u, s, d| {
+                        decoder.decode(
+                            ids,
+                            Columns {
+                                ticks: Some(t),
+                                unix_ms: Some(u),
+                                sequence: Some(s),
+                                node: Some(d),
+                            },
+                        )
+                    },
+                )?;
                 (Column::Wide(s), Column::Wide(d))
             };
             let split = (layout.datacenter_bits() > 0).then(|| node.split(&layout));

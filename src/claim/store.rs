@@ -247,9 +247,10 @@ pub trait ClaimStore: Send + Sync + fmt::Debug {
     ) -> Result<Repaired, ClaimError>;
 
     /// For a store whose claims are leases: how long a renewal can take to reach a member
-    /// that answers once the member in use has stopped answering (an attempt that times
-    /// out, the pause, a second attempt), with leases of `ttl`; `None` if the store's
-    /// client keeps its lease alive by itself (a ZooKeeper session) or it has no leases.
+    /// that answers once the member in use has stopped answering or died (for etcd an
+    /// attempt that times out, the pause, a second attempt; for a ZooKeeper ensemble the
+    /// client's move to another server, or a leader election), with leases of `ttl`;
+    /// `None` if there is no other member to reach (one server) or no lease.
     /// A claim whose renewal period plus this does not fit in nine tenths of the TTL is
     /// refused ([`ClaimError::TtlTooShort`]).
     fn failover_bound(&self, ttl: Duration) -> Option<Duration> {

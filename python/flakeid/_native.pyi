@@ -1,7 +1,9 @@
 """Types of flakeid's extension module (see the package's docstrings)."""
 
 import datetime
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, final
+
+from typing_extensions import Self
 
 import numpy as np
 import numpy.typing as npt
@@ -9,11 +11,20 @@ import pyarrow  # type: ignore[import-untyped, unused-ignore]  # pyarrow ships n
 
 _Ids = Union[npt.NDArray[np.integer[Any]], Sequence[int], Any]
 _Time = Union[datetime.datetime, np.datetime64, str]
+# Python ints and numpy integer scalars are both taken.
+_Int = Union[int, np.integer[Any]]
+
+__all__ = ["Layout", "Generator", "ClaimedGenerator", "claims", "_after_fork_in_child", "__version__"]
 
 __version__: str
 
+# The classes are built in Rust: their constructors are `__new__`. Generator and
+# ClaimedGenerator may be subclassed; Layout may not. PEP 800's `@disjoint_base` is left
+# out so that type checkers older than typing_extensions 4.15 read these stubs.
+
+@final
 class Layout:
-    def __init__(self, spec: str) -> None: ...
+    def __new__(cls, spec: str) -> Self: ...
     @staticmethod
     def snowflake() -> "Layout": ...
     @staticmethod
@@ -70,34 +81,34 @@ class Layout:
     def node_fields(self) -> Tuple[str, ...]: ...
     def compose(
         self,
-        ticks: Optional[int] = None,
+        ticks: Optional[_Int] = None,
         *,
         time: Optional[_Time] = None,
-        sequence: Optional[int] = None,
-        node: Optional[int] = None,
-        datacenter: Optional[int] = None,
-        worker: Optional[int] = None,
-        process: Optional[int] = None,
-        machine: Optional[int] = None,
+        sequence: Optional[_Int] = None,
+        node: Optional[_Int] = None,
+        datacenter: Optional[_Int] = None,
+        worker: Optional[_Int] = None,
+        process: Optional[_Int] = None,
+        machine: Optional[_Int] = None,
     ) -> int: ...
-    def decompose(self, id: int) -> Dict[str, Any]: ...
-    def time_of(self, id: int) -> datetime.datetime: ...
-    def unix_ms_of(self, id: int) -> int: ...
+    def decompose(self, id: _Int) -> Dict[str, Any]: ...
+    def time_of(self, id: _Int) -> datetime.datetime: ...
+    def unix_ms_of(self, id: _Int) -> int: ...
     def decode(self, ids: _Ids) -> Dict[str, npt.NDArray[Any]]: ...
     def decode_arrow(self, ids: _Ids) -> pyarrow.RecordBatch: ...
 
 class Generator:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         layout: Optional[Layout] = None,
         *,
-        node: Optional[int] = None,
-        datacenter: Optional[int] = None,
-        worker: Optional[int] = None,
-        process: Optional[int] = None,
-        machine: Optional[int] = None,
+        node: Optional[_Int] = None,
+        datacenter: Optional[_Int] = None,
+        worker: Optional[_Int] = None,
+        process: Optional[_Int] = None,
+        machine: Optional[_Int] = None,
         max_wait: float = 0.1,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def layout(self) -> Layout: ...
     @property
@@ -110,8 +121,8 @@ class Generator:
     def try_next_ids(self, n: int) -> npt.NDArray[np.uint64]: ...
 
 class ClaimedGenerator:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         url: str,
         *,
         namespace: str = "default",
@@ -123,7 +134,7 @@ class ClaimedGenerator:
         pool_wait: Optional[float] = None,
         password: Optional[str] = None,
         max_wait: float = 0.1,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def layout(self) -> Layout: ...
     @property

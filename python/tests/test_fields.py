@@ -4,6 +4,7 @@ than 32 bits; the inputs numpy users pass (datetime64, strings, any integer dtyp
 order); chunked Arrow input; one UTC convention in numpy and Arrow."""
 
 import datetime
+from typing import Any
 
 import numpy as np
 import pytest
@@ -109,14 +110,16 @@ def test_times_as_numpy_users_give_them():
     assert twitter.compose(time=np.datetime64("2026-10-31T12:00:00.000000000"), sequence=1, node=1) == want
     assert twitter.compose(time="2026-10-31T12:00:00Z", sequence=1, node=1) == want
     assert twitter.compose(time=datetime.datetime(2026, 10, 31, 12), sequence=1, node=1) == want
-    for bad, what in [("yesterday", "RFC 3339"), (np.datetime64("NaT"), "NaT"), (3.5, "not a time"), (b"x", "not a time")]:
+    bad_times: list[tuple[Any, str]] = [("yesterday", "RFC 3339"), (np.datetime64("NaT"), "NaT"), (3.5, "not a time"), (b"x", "not a time")]
+    for bad, what in bad_times:
         with pytest.raises(flakeid.LayoutError, match=what):
             twitter.compose(time=bad, node=1)
 
 
 def test_integer_arguments_out_of_range_are_layout_errors():
     twitter = flakeid.Layout.snowflake()
-    for kwargs in [dict(sequence=-1), dict(sequence=4096), dict(node=-1), dict(node=2**70), dict(sequence="1")]:
+    bad_ints: list[dict[str, Any]] = [dict(sequence=-1), dict(sequence=4096), dict(node=-1), dict(node=2**70), dict(sequence="1")]
+    for kwargs in bad_ints:
         with pytest.raises(flakeid.LayoutError, match="is not in range"):
             twitter.compose(0, **kwargs)
     with pytest.raises(flakeid.LayoutError, match="ticks"):

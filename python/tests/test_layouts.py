@@ -54,7 +54,7 @@ def test_bad_input_is_a_layout_error_that_says_what_to_do():
     with pytest.raises(flakeid.LayoutError, match="datacenter"):
         twitter.compose(0, datacenter=32, worker=0)
     with pytest.raises(flakeid.LayoutError, match="not an ID"):
-        twitter.decompose("123")
+        twitter.decompose("123")  # type: ignore[arg-type]
 
 
 def reference(layout, ids):

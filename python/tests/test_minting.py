@@ -27,7 +27,7 @@ def test_ids_are_unique_and_increasing_and_carry_the_node():
 
 def test_threads_sharing_one_generator_never_get_the_same_id():
     g = flakeid.Generator(flakeid.Layout.snowflake(), node=5)
-    out = [[] for _ in range(8)]
+    out: list[list[np.ndarray]] = [[] for _ in range(8)]
 
     def work(k):
         for _ in range(20):

@@ -301,7 +301,7 @@ impl Holder {
             let task = runtime.spawn(async move {
                 let guard = guard;
                 loop {
-                    tokio::time::sleep(every).await;
+                    tokio::time::sleep(guard.0.next_wait(every)).await;
                     let s = Arc::clone(&guard.0);
                     let go_on = tokio::task::spawn_blocking(move || {
                         s.renew_in_background().is_ok() && s.fence.state() != ClaimState::Lost

@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// The first pause before a failed background renewal is tried again.
+const RETRY_AFTER: Duration = Duration::from_millis(100);
+
 impl Shared {
     pub(super) fn renew(&self) -> Result<(), ClaimError> {
         let one = self.one_at_a_time.lock().unwrap_or_else(|e| e.into_inner());
@@ -109,12 +112,26 @@ impl Shared {
         }
     }
 
-    /// The background renewal: every `every`, until stopped or the claim is lost.
+    /// How long the background renewal waits before its next attempt: `every` after a
+    /// renewal that landed; after one that failed, [`RETRY_AFTER`] doubled with each
+    /// failure in a row, up to `every`. A store that refused at once (a client between
+    /// servers) is asked again well before the fence runs low, and one that stays down is
+    /// not asked more than a few times a second.
+    pub(super) fn next_wait(&self, every: Duration) -> Duration {
+        retry_wait(
+            self.stats.lock().unwrap_or_else(|e| e.into_inner()).streak,
+            every,
+        )
+    }
+
+    /// The background renewal: every `every` ([`next_wait`](Self::next_wait) after a
+    /// failure), until stopped or the claim is lost.
     pub(super) fn run(&self, every: Duration) {
         let _guard = StopGuard(self, "the renewal thread ended");
         let mut stop = self.stop.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            stop = match self.wake.wait_timeout_while(stop, every, |s| !*s) {
+            let wait = self.next_wait(every);
+            stop = match self.wake.wait_timeout_while(stop, wait, |s| !*s) {
                 Ok((guard, _)) => guard,
                 Err(e) => e.into_inner().0,
             };
@@ -130,6 +147,14 @@ impl Shared {
     }
 }
 
+/// The pause before the next background renewal after `streak` failures in a row.
+fn retry_wait(streak: u64, every: Duration) -> Duration {
+    match streak {
+        0 => every,
+        n => RETRY_AFTER.saturating_mul(1 << (n - 1).min(16)).min(every),
+    }
+}
+
 /// Marks the claim stopped, saying why, when the renewal ends other than by the holder's
 /// release: a thread that unwinds, a task that its runtime drops.
 pub(super) struct StopGuard<S: core::ops::Deref<Target = Shared>>(
@@ -140,5 +165,23 @@ pub(super) struct StopGuard<S: core::ops::Deref<Target = Shared>>(
 impl<S: core::ops::Deref<Target = Shared>> Drop for StopGuard<S> {
     fn drop(&mut self) {
         self.0.stopped(self.1.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After a landed renewal the next comes a period later; after a failure, 100 ms
+    /// later, doubled with each failure in a row and never past the period.
+    #[test]
+    fn a_failed_renewal_is_tried_again_sooner_than_a_period() {
+        let every = Duration::from_millis(1333);
+        assert_eq!(retry_wait(0, every), every);
+        let waits: Vec<u128> = (1..=6).map(|n| retry_wait(n, every).as_millis()).collect();
+        assert_eq!(waits, [100, 200, 400, 800, 1333, 1333]);
+        assert_eq!(retry_wait(u64::MAX, every), every);
+        let short = Duration::from_millis(30);
+        assert_eq!(retry_wait(1, short), short);
     }
 }

@@ -451,6 +451,87 @@ fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
     assert!(e.is_final());
 }
 
+/// A store whose first renewal after the build's fails at once (a client between
+/// servers), recording when each renewal was asked.
+#[derive(Debug)]
+struct FailsFirstRenewal(MemoryStore, Mutex<Vec<std::time::Instant>>);
+
+impl ClaimStore for FailsFirstRenewal {
+    fn url(&self) -> String {
+        "fails-first:".into()
+    }
+    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        self.0.claim(r)
+    }
+    fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        let mut asked = self.1.lock().unwrap();
+        asked.push(std::time::Instant::now());
+        if asked.len() == 2 {
+            return Err(ClaimError::Unreachable {
+                store: self.url(),
+                reason: "between servers".into(),
+            });
+        }
+        self.0.renew(c, reserved)
+    }
+    fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
+        self.0.release(c, reserved)
+    }
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        self.0.list(namespace)
+    }
+    fn lease_ttl(&self) -> Option<Duration> {
+        self.0.lease_ttl()
+    }
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.0.bind_layout(namespace, layout)
+    }
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.0.namespaces()
+    }
+    fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
+        self.0.repair(namespace, node, reserved)
+    }
+}
+
+/// A background renewal that failed is asked again long before the next period (100 ms
+/// after, where the period is 6 s), so a store that refused for a moment does not leave
+/// the fence a period short; the retry lands and the claim is active again.
+#[test]
+fn a_failed_background_renewal_is_tried_again_before_the_next_period() {
+    let every = Duration::from_secs(6);
+    let store = Arc::new(FailsFirstRenewal(MemoryStore::new(), Mutex::default()));
+    let g = Generator::builder(Layout::snowflake())
+        .build_claimed(
+            Claims::with_store(Arc::clone(&store) as Arc<dyn ClaimStore>)
+                .window(Duration::from_secs(20))
+                .renew_every(every),
+        )
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let asked = loop {
+        let asked = store.1.lock().unwrap().clone();
+        if asked.len() >= 3 {
+            break asked;
+        }
+        assert!(std::time::Instant::now() < deadline, "never retried: {asked:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(asked.len(), 3, "the build's, the failed one, the retry: {asked:?}");
+    // Half a period between them would already be a retry; a whole one is the old rule.
+    assert!(
+        asked[2] - asked[1] < every / 2,
+        "the retry came {:?} after the failure",
+        asked[2] - asked[1]
+    );
+    // The retry landed: the failure is behind the claim.
+    while g.claim_status().last_error.is_some() {
+        assert!(std::time::Instant::now() < deadline, "the retry never landed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(g.claim_status().failures, 1);
+}
+
 /// The same on tokio: the runtime the renewal task ran on shut down.
 #[cfg(feature = "tokio")]
 #[test]

@@ -514,10 +514,17 @@ fn a_failed_background_renewal_is_tried_again_before_the_next_period() {
         if asked.len() >= 3 {
             break asked;
         }
-        assert!(std::time::Instant::now() < deadline, "never retried: {asked:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never retried: {asked:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert_eq!(asked.len(), 3, "the build's, the failed one, the retry: {asked:?}");
+    assert_eq!(
+        asked.len(),
+        3,
+        "the build's, the failed one, the retry: {asked:?}"
+    );
     // Half a period between them would already be a retry; a whole one is the old rule.
     assert!(
         asked[2] - asked[1] < every / 2,
@@ -526,7 +533,10 @@ fn a_failed_background_renewal_is_tried_again_before_the_next_period() {
     );
     // The retry landed: the failure is behind the claim.
     while g.claim_status().last_error.is_some() {
-        assert!(std::time::Instant::now() < deadline, "the retry never landed");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the retry never landed"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(g.claim_status().failures, 1);

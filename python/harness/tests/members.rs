@@ -14,7 +14,11 @@ fn the_tool_never_builds_the_python_extension() {
         .current_dir(&root)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let name_of: HashMap<&str, &str> = meta["packages"]
         .as_array()
@@ -30,7 +34,10 @@ fn the_tool_never_builds_the_python_extension() {
         .collect();
     let default_names: BTreeSet<&str> = defaults.iter().map(|id| name_of[id]).collect();
     assert!(default_names.contains("flakeid-cli"), "{default_names:?}");
-    assert!(!default_names.contains("flakeid-python"), "{default_names:?}");
+    assert!(
+        !default_names.contains("flakeid-python"),
+        "{default_names:?}"
+    );
     // Normal and build edges of the resolved graph, from every default member.
     let edges: HashMap<&str, Vec<&str>> = meta["resolve"]["nodes"]
         .as_array()

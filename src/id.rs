@@ -72,6 +72,7 @@ impl Id {
     /// `repr(transparent)` over `u64`): a batch from
     /// [`Generator::next_ids`](crate::Generator::next_ids) goes straight into
     /// [`Decoder::decode`](crate::decode::Decoder::decode).
+    #[allow(unsafe_code)]
     pub const fn as_u64s(ids: &[Id]) -> &[u64] {
         // SAFETY: `Id` is `repr(transparent)` over `u64`, so a `[Id]` has the layout of a
         // `[u64]` of the same length; the borrow keeps its lifetime. (Tested against

@@ -244,6 +244,7 @@ fn warn_exposed(a: &ServeArgs, tls: bool, token: bool) {
 /// Every 5 s, while the process's resident memory is above 64 MiB, hands the heap's free
 /// pages back to the system (glibc keeps what a flood of connections used, 300 MiB after
 /// 8,000 held connections went, until told). A no-op elsewhere.
+#[allow(unsafe_code)]
 fn give_memory_back() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     std::thread::Builder::new()

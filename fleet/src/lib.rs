@@ -14,6 +14,7 @@
 //!   certificates of the tests' own.
 //!
 //! Every wait is bounded; nothing here reaches an address other than 127.0.0.1.
+#![forbid(unsafe_code)]
 
 pub mod campaign;
 pub mod certs;

@@ -1,6 +1,7 @@
 //! Loom models live in `tests/`; this crate holds only what they share: the small layout
 //! they mint in, running a model with its counts reported, and reading the panic a broken
 //! model must raise.
+#![forbid(unsafe_code)]
 
 /// One sequence bit: two IDs per tick, so two or three threads race across the boundary,
 /// and every other ID changes the tick (where a claimed generator reads its fence).

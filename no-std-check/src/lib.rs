@@ -2,6 +2,7 @@
 //! turns flakeid's `std` on). Features are additive: no item this crate names may vanish
 //! or change type when a feature is added.
 #![no_std]
+#![forbid(unsafe_code)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -30,7 +30,7 @@
 //! caught); connections served by hand so that each has its header and idle timeouts, a
 //! place under the connection cap, HTTP/2 keep-alive pings and `TCP_NODELAY`; shutdown by
 //! one cancellation token that every task watches.
-
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod accept;

@@ -193,6 +193,7 @@ impl Decoder {
     /// `out.len()` is `ids.len()` and a bad row's values must not be used), plus
     /// [`Error::ColumnTooNarrow`] (nothing written, `out.len()` 0) if `out` holds the
     /// sequence or node and that field is wider than 32 bits.
+    #[allow(unsafe_code)]
     pub fn decode_into(&self, ids: &[u64], out: &mut ColumnBuffers) -> Result<(), Error> {
         let n = ids.len();
         let f = out.fields;

@@ -235,6 +235,7 @@ impl Decoder {
     /// fit the layout. Then every row of a valid ID is decoded as usual, and a bad row's
     /// values are meaningless and must not be used: its sequence and node are masked to
     /// their fields, but its ticks (and so unix_ms) carry the ID's bits above the layout.
+    #[allow(unsafe_code)]
     pub fn decode(&self, ids: &[u64], mut cols: Columns<'_>) -> Result<(), Error> {
         check_lengths(ids.len(), cols.lengths())?;
         let out = Out {
@@ -265,6 +266,7 @@ impl Decoder {
     /// assert_eq!((seq, node), ([42, 43], [113; 2]));
     /// # Ok::<(), flakeid::Error>(())
     /// ```
+    #[allow(unsafe_code)]
     pub fn decode_narrow(&self, ids: &[u64], mut cols: NarrowColumns<'_>) -> Result<(), Error> {
         check_lengths(ids.len(), cols.lengths())?;
         self.check_narrow(cols.sequence.is_some(), cols.node.is_some())?;
@@ -298,6 +300,7 @@ impl Decoder {
     /// # Safety
     /// Every non-null column of `out` is valid for `ids.len()` writes; if `out.stream`,
     /// every non-null column starts on a 64-byte boundary.
+    #[allow(unsafe_code)]
     unsafe fn run(&self, ids: &[u64], out: &Out) -> Result<(), Error> {
         let plan = &self.plan;
         // One copy of each kernel per column width and store kind, so that neither is
@@ -350,6 +353,7 @@ impl Decoder {
 ///
 /// # Safety
 /// Every non-null column of `out` is valid for `ids.len()` writes.
+#[allow(unsafe_code)]
 unsafe fn scalar_kernel(plan: &Plan, layout: &Layout, ids: &[u64], out: &Out) -> u64 {
     // SAFETY: the caller's contract.
     unsafe {

@@ -1,5 +1,6 @@
 //! The portable scalar kernel: always compiled, the oracle every SIMD kernel is tested
 //! against, and the tail of their loops.
+#![allow(unsafe_code)] // the kernel writes through the output columns' raw pointers
 
 use super::{Out, Plan};
 use crate::layout::Layout;
@@ -24,7 +25,7 @@ pub(super) unsafe fn kernel<const N: bool>(
         let row = start + i;
         bad |= id & plan.invalid;
         let ticks = id >> plan.time_shift;
-        // SAFETY (each write): `row < start + ids.len()`, and the caller guarantees every
+        // SAFETY: (each write) `row < start + ids.len()`, and the caller guarantees every
         // non-null column is valid for those rows.
         unsafe {
             if !out.ticks.is_null() {

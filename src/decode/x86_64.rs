@@ -1,5 +1,6 @@
 //! The AVX2 and AVX-512 kernels, behind the CPU tokens of `Backend`; each hands its
 //! tail to the scalar kernel.
+#![allow(unsafe_code)] // the SIMD kernels: every intrinsic is unsafe
 
 use core::arch::x86_64::*;
 

@@ -71,8 +71,10 @@ pub struct ShardedGenerator<C = DefaultClock, G: TickGate = Unfenced> {
 // SAFETY: the pointers in `table` are shared references into `shards` and `inert`, which
 // this value owns: sending it sends those generators, and sharing it shares `&Generator`s,
 // exactly as the `Box`es alone would.
+#[allow(unsafe_code)]
 unsafe impl<C, G: TickGate> Send for ShardedGenerator<C, G> where Generator<C, G>: Send + Sync {}
 // SAFETY: as for `Send`: shared access reaches the generators only through `&`.
+#[allow(unsafe_code)]
 unsafe impl<C, G: TickGate> Sync for ShardedGenerator<C, G> where Generator<C, G>: Sync {}
 
 /// Threads whose dense index is below this hold it as their slot in every sharded
@@ -208,6 +210,7 @@ impl<C: Clock, G: TickGate> ShardedGenerator<C, G> {
     /// The home shard's fast path, found through the thread's slot: the ID, or 0 (a
     /// miss, or a thread with no slot).
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn mint_at_home(&self) -> u64 {
         let shard = self.table[usize::from(SLOT.with(core::cell::Cell::get))];
         if G::FENCED && shard.is_null() {

@@ -51,6 +51,8 @@
 //!   holder's final reservation where none is stored;
 //! - keep one layout per namespace;
 //! - and, through the claim layer above it, give a sharded claimant all its ids or none.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

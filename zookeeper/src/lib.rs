@@ -18,6 +18,8 @@
 //!
 //! The store keeps the contract of [`ClaimStore`] (the `flakeid-testkit` conformance suite
 //! runs against a real ZooKeeper in this crate's tests).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use core::time::Duration;
 use std::collections::{BTreeMap, HashMap};

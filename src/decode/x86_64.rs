@@ -124,7 +124,12 @@ pub(super) unsafe fn avx2<const N: bool, const S: bool>(
     if S {
         // Non-temporal stores are weakly ordered: fence them before the ordinary stores
         // of the tail and before the caller hands the columns to anyone.
-        _mm_sfence();
+        // SAFETY: SSE is part of x86-64. `_mm_sfence` is an unsafe fn in Rust 1.89 (the
+        // MSRV) and safe in later releases, hence the allowance.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_sfence();
+        }
     }
     let mut lanes = [0u64; W];
     // SAFETY: `lanes` is 32 bytes.
@@ -231,7 +236,12 @@ pub(super) unsafe fn avx512<const N: bool, const S: bool>(
     if S {
         // Non-temporal stores are weakly ordered: fence them before the ordinary stores
         // of the tail and before the caller hands the columns to anyone.
-        _mm_sfence();
+        // SAFETY: SSE is part of x86-64. `_mm_sfence` is an unsafe fn in Rust 1.89 (the
+        // MSRV) and safe in later releases, hence the allowance.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_sfence();
+        }
     }
     let done = chunks * W;
     // SAFETY: `done <= ids.len()`; the columns are as this function requires.

@@ -3,8 +3,9 @@
 //! the listeners, all from Secrets; probes, preStop, a non-root read-only pod, limits and
 //! the shard count that fits them, a disruption budget, a headless Service for gRPC), a
 //! server started with its settings; the Containerfile (multi-stage, locked, non-root,
-//! small base); the systemd unit (hardened, reloads with SIGHUP; `systemd-analyze verify`
-//! where systemd is installed).
+//! small base, a build context without build outputs); the systemd unit (hardened, reloads
+//! with SIGHUP; `systemd-analyze verify`); and every file through the tools operators use:
+//! `kubernetes-validate`, `checkov`, `hadolint`, `systemd-analyze security`.
 
 use flakeid_fleet::{certs, service};
 
@@ -121,7 +122,69 @@ fn the_kubernetes_example_follows_the_security_guide() {
             volume["secret"]["secretName"].is_string(),
             "{file} is not from a Secret"
         );
+        // The user may read it: the Secret's files are the pod's fsGroup's and readable
+        // by that group (root owns them otherwise, and 0400 shuts the user out); nobody
+        // else may.
+        // Kubernetes reads YAML 1.1, where 0440 is octal; serde_yaml keeps it as text.
+        let mode = match &volume["secret"]["defaultMode"] {
+            serde_yaml::Value::String(octal) => u64::from_str_radix(octal, 8).unwrap(),
+            other => other.as_u64().expect("a defaultMode"),
+        };
+        assert_eq!(
+            pod["securityContext"]["fsGroup"], pod["securityContext"]["runAsGroup"],
+            "{file}: no fsGroup of the user's group"
+        );
+        assert!(
+            mode & 0o040 != 0 && mode & 0o007 == 0,
+            "{file}: mode {mode:o} is not readable by the group alone"
+        );
     }
+    // Memory: the limit holds a server at its connection cap on both listeners (about
+    // 64 KiB a connection, 42 KiB measured on HTTP/2) above a 64 MiB base.
+    let mebibytes = |q: &str| -> u64 {
+        match q.strip_suffix("Gi") {
+            Some(g) => g.parse::<u64>().unwrap() * 1024,
+            None => q.strip_suffix("Mi").unwrap().parse().unwrap(),
+        }
+    };
+    let limit = mebibytes(container["resources"]["limits"]["memory"].as_str().unwrap());
+    let cap: u64 = value("FLAKEID_MAX_CONNECTIONS").parse().unwrap();
+    assert!(
+        limit * 1024 >= 64 * 1024 + 2 * cap * 64,
+        "a {limit} MiB limit under {cap} connections per listener"
+    );
+    // The image names a placeholder registry, and the file says how to build your own.
+    let image = container["image"].as_str().unwrap();
+    assert!(image.starts_with("registry.example.com/"), "{image}");
+    let yaml = deploy("flakeid-serve.yaml");
+    assert!(yaml.contains("podman build -f deploy/Containerfile") && yaml.contains("podman push"));
+    // Only the clients in, only etcd and DNS out.
+    let policy = kind("NetworkPolicy").next().expect("a NetworkPolicy");
+    assert_eq!(&policy["spec"]["podSelector"]["matchLabels"], labels);
+    assert_eq!(
+        policy["spec"]["policyTypes"].as_sequence().unwrap().len(),
+        2
+    );
+    let container_ports: Vec<u64> = container["ports"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|p| p["containerPort"].as_u64().unwrap())
+        .collect();
+    let ingress = policy["spec"]["ingress"].as_sequence().unwrap();
+    assert_eq!(ingress.len(), 1);
+    assert!(ingress[0]["from"][0]["namespaceSelector"].is_mapping());
+    for port in ingress[0]["ports"].as_sequence().unwrap() {
+        assert!(container_ports.contains(&port["port"].as_u64().unwrap()));
+    }
+    let egress_ports: Vec<u64> = policy["spec"]["egress"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .flat_map(|rule| rule["ports"].as_sequence().unwrap())
+        .map(|p| p["port"].as_u64().unwrap())
+        .collect();
+    assert_eq!(egress_ports, [2379, 53, 53], "egress beyond etcd and DNS");
     // Shards: one per CPU of the limit, the request equal to the limit.
     let resources = &container["resources"];
     let cpu = resources["limits"]["cpu"].as_str().unwrap();
@@ -287,6 +350,14 @@ fn the_containerfile_builds_a_small_non_root_image() {
         );
     }
     assert!(!text.to_lowercase().contains("password") && !text.contains("TOKEN"));
+    // The build context (`COPY . .`) leaves out build outputs and the git history.
+    let ignore = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.containerignore"),
+    )
+    .expect("a .containerignore at the root, the build context");
+    for left_out in ["target/", "**/target/", ".git/"] {
+        assert!(ignore.lines().any(|l| l == left_out), "{left_out}");
+    }
 }
 
 /// The systemd unit: the tool's service with its reload, a dynamic user, and the
@@ -340,6 +411,10 @@ fn the_systemd_unit_is_hardened_and_verifies() {
         .arg("--version")
         .output()
     else {
+        assert!(
+            std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_none(),
+            "systemd-analyze is not installed and FLAKEID_REQUIRE_SERVERS is set (Debian: apt-get install systemd)"
+        );
         eprintln!("systemd-analyze is not installed: the unit is checked by its text only");
         return;
     };
@@ -365,4 +440,149 @@ fn the_systemd_unit_is_hardened_and_verifies() {
         .collect();
     assert!(out.status.success() && complaints.is_empty(), "{said}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Runs `command` with no network where the system lets this process make a network
+/// namespace (`unshare -n`, as root in CI), else as it is; its output, failing the test
+/// if it could not run.
+fn offline(program: &Path, args: &[&str]) -> std::process::Output {
+    let isolated = std::process::Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut command = if isolated {
+        let mut c = std::process::Command::new("unshare");
+        c.arg("-n").arg(program);
+        c
+    } else {
+        std::process::Command::new(program)
+    };
+    command
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()))
+}
+
+/// The deployment files pass the tools operators check them with, installed pinned with
+/// hashes (`deploy/tools/requirements.txt`) into a fresh virtual environment and run
+/// without a network: `kubernetes-validate --strict` (the schemas of Kubernetes 1.37),
+/// `checkov` on the manifest (every check passes but the two the manifest skips, each
+/// with its reason), `hadolint` on the Containerfile, and `systemd-analyze security` on the
+/// unit at an exposure of 1.2 or less.
+#[test]
+fn the_deployment_files_pass_the_operators_tools() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let required = std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_some();
+    let venv_works = std::process::Command::new("python3")
+        .args(["-c", "import venv, ensurepip"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !venv_works {
+        assert!(
+            !required,
+            "python3 with venv is missing and FLAKEID_REQUIRE_SERVERS is set (Debian: apt-get install python3-venv)"
+        );
+        eprintln!("skipping: python3 with venv is missing (Debian: apt-get install python3-venv)");
+        return;
+    }
+    let work = root.join(format!("target/deploy-tools-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let run = |what: &str, command: &mut std::process::Command| {
+        let out = command.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{what}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(
+        "python3 -m venv",
+        std::process::Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&work),
+    );
+    let bin = work.join("bin");
+    run(
+        "pip install (pinned)",
+        std::process::Command::new(bin.join("pip"))
+            .args(["install", "--quiet", "--require-hashes", "--no-deps", "-r"])
+            .arg(root.join("deploy/tools/requirements.txt"))
+            .env_remove("PIP_FIND_LINKS"),
+    );
+
+    let manifest = "deploy/flakeid-serve.yaml";
+    let out = offline(
+        &bin.join("kubernetes-validate"),
+        &[
+            "--strict",
+            "--kubernetes-version",
+            "1.37.0",
+            "--quiet",
+            manifest,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "kubernetes-validate: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = offline(
+        &bin.join("checkov"),
+        &[
+            "-f",
+            manifest,
+            "--framework",
+            "kubernetes",
+            "--compact",
+            "--quiet",
+            "--skip-download",
+        ],
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "checkov: {said}");
+    assert!(
+        said.contains("Failed checks: 0, Skipped checks: 2"),
+        "checkov: {said}"
+    );
+
+    let out = offline(&bin.join("hadolint"), &["deploy/Containerfile"]);
+    assert!(
+        out.status.success(),
+        "hadolint: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    if std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            !required,
+            "systemd-analyze is not installed and FLAKEID_REQUIRE_SERVERS is set (Debian: apt-get install systemd)"
+        );
+        eprintln!("systemd-analyze is not installed: the unit's exposure is not scored");
+    } else {
+        let out = std::process::Command::new("systemd-analyze")
+            .args(["security", "--offline=true", "--no-pager"])
+            .arg(root.join("deploy/flakeid-serve.service"))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        let exposure: f64 = said
+            .lines()
+            .find_map(|l| {
+                l.split("Overall exposure level for flakeid-serve.service: ")
+                    .nth(1)
+            })
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no exposure level: {said}"));
+        assert!(exposure <= 1.2, "exposure {exposure}: {said}");
+    }
+    std::fs::remove_dir_all(&work).ok();
 }

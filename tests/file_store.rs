@@ -145,6 +145,76 @@ fn a_store_another_user_planted_is_refused() {
     std::fs::remove_dir_all(&parent).unwrap();
 }
 
+/// systemd's `DynamicUser=yes` with `StateDirectory=flakeid` makes `/var/lib/flakeid` a
+/// root-owned link to `private/flakeid`, under a root-owned `private/`: a store given the
+/// link is opened at its target, checked as any store directory, and claims there. The
+/// hostile variants stay refused: the same link made by another user (in a parent anyone
+/// may write to, sticky as /tmp), a root link in a directory another user may write to,
+/// and a root link to a directory of another user's.
+#[test]
+fn a_store_behind_a_link_only_root_could_make_is_followed() {
+    let base = std::env::temp_dir().join(format!("flakeid-varlib-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let var_lib = base.join("var/lib");
+    std::fs::create_dir_all(var_lib.join("private/flakeid")).unwrap();
+    for (dir, mode) in [(&base, 0o755), (&var_lib, 0o755)] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    std::fs::set_permissions(
+        var_lib.join("private"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        var_lib.join("private/flakeid"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("private/flakeid", var_lib.join("flakeid")).unwrap();
+    let store = FileStore::open(var_lib.join("flakeid")).unwrap();
+    let held = store.claim(&request(0..4)).unwrap();
+    store.renew(&held, 1_800_000_000_000_000_000).unwrap();
+    assert!(
+        var_lib.join("private/flakeid/orders").is_dir(),
+        "the namespace is not in the link's target"
+    );
+    store.release(&held, 1).unwrap();
+
+    let Some(user) = intruder("a_store_behind_a_link_only_root_could_make_is_followed") else {
+        std::fs::remove_dir_all(&base).unwrap();
+        return;
+    };
+    let parent = shared_parent("links");
+    let p = parent.display();
+    // Theirs: a link in the sticky parent to a directory of this process's own.
+    std::fs::create_dir(parent.join("mine")).unwrap();
+    std::fs::set_permissions(parent.join("mine"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(as_user(
+        user,
+        &format!(
+            "set -e; ln -s {p}/mine {p}/their-link; mkdir -m 700 {p}/their-dir; mkdir -m 775 {p}/their-parent"
+        )
+    ));
+    // A root link to their directory, and a root link in a directory they may write to.
+    std::os::unix::fs::symlink(parent.join("their-dir"), parent.join("root-to-theirs")).unwrap();
+    std::os::unix::fs::symlink(parent.join("mine"), parent.join("their-parent/root-link")).unwrap();
+    for (name, want) in [
+        ("their-link", "symbolic link of user"),
+        ("root-to-theirs", "belongs to user"),
+        ("their-parent/root-link", "belongs to user"),
+    ] {
+        let dir = parent.join(name);
+        let e = FileStore::open(&dir)
+            .and_then(|s| s.claim(&request(0..4)))
+            .unwrap_err();
+        assert_eq!(e.kind(), ClaimErrorKind::Access, "{name}: {e}");
+        assert!(e.to_string().contains(want), "{name}: {e}");
+    }
+    assert_eq!(std::fs::read_dir(parent.join("mine")).unwrap().count(), 0);
+    std::fs::remove_dir_all(&parent).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
 /// A store the victim made in the shared parent keeps the neighbour out: the neighbour can
 /// neither plant a namespace, nor a link, nor a state file in it, nor move it aside (the
 /// parent is sticky), and claims go on.

@@ -113,18 +113,18 @@ fn try_lock(file: &File, path: &Path) -> Result<bool, ClaimError> {
 
 impl FileStore {
     /// A store in `dir`, which is created (with the namespace's directory) at the first
-    /// claim. Fails if `dir` exists and is not a directory (a symbolic link included);
-    /// nothing is written here.
+    /// claim. Fails if `dir` exists and is not a directory; nothing is written here. A
+    /// symbolic link is followed (at the claim) only if root or this process's user made
+    /// it, in a directory nobody else may write to, as systemd's `DynamicUser` makes
+    /// `/var/lib/NAME`; any other link is refused then.
     pub fn open(dir: impl AsRef<Path>) -> Result<FileStore, ClaimError> {
         let dir = dir.as_ref().to_path_buf();
         if let Ok(meta) = std::fs::symlink_metadata(&dir) {
-            if meta.file_type().is_symlink() {
-                return Err(io_err(
-                    &dir,
-                    "it is a symbolic link, which the file store never follows to its directory (someone may have planted it): give the directory itself",
-                ));
-            }
-            if !meta.is_dir() {
+            let meta = match meta.file_type().is_symlink() {
+                true => std::fs::metadata(&dir).unwrap_or(meta),
+                false => meta,
+            };
+            if !meta.is_dir() && !meta.file_type().is_symlink() {
                 return Err(io_err(
                     &dir,
                     "it is not a directory: give the path of a directory (or of one to be made)",

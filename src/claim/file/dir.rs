@@ -16,6 +16,7 @@ use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::super::ClaimError;
+use super::os::{kind_name, not_regular};
 
 /// What identifies a file: its device and inode.
 pub(super) type FileId = (u64, u64);
@@ -103,20 +104,6 @@ impl Trust {
     }
 }
 
-/// What kind of file a name is, as the store sees it.
-fn kind_name(t: FileType) -> &'static str {
-    match t {
-        FileType::RegularFile => "a regular file",
-        FileType::Directory => "a directory",
-        FileType::Symlink => "a symbolic link",
-        FileType::Fifo => "a FIFO (named pipe)",
-        FileType::Socket => "a socket",
-        FileType::CharacterDevice => "a character device",
-        FileType::BlockDevice => "a block device",
-        FileType::Unknown => "a file of an unknown kind",
-    }
-}
-
 fn file_id(stat: &Stat) -> FileId {
     #[allow(clippy::useless_conversion)]
     (u64::from(stat.st_dev), u64::from(stat.st_ino))
@@ -124,18 +111,6 @@ fn file_id(stat: &Stat) -> FileId {
 
 fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
     super::os::io_error(path, e)
-}
-
-/// A state or lock file that is not a regular file: its id is skipped, never read (a FIFO
-/// would block) and never written through.
-fn not_regular(path: &Path, t: FileType) -> ClaimError {
-    ClaimError::Corrupt {
-        path: path.display().to_string(),
-        reason: format!(
-            "it is {}, not a regular file: nothing this store writes is one, so someone made it by hand or planted it",
-            kind_name(t)
-        ),
-    }
 }
 
 /// A directory of the store, opened without following a link and checked; every file
@@ -209,12 +184,23 @@ impl Dir {
 
     /// The store's directory at `path`: the directories on the way (the user's own links
     /// among them resolved) each checked, the last one opened without following a link and
-    /// checked strictly (nobody else may write to it). With `create`, missing directories
+    /// checked strictly (nobody else may write to it); if it is a link of root or this
+    /// user, its target, found the same way. With `create`, missing directories
     /// are made (owner-only, or with the group); without, `None` if it is missing.
     pub(super) fn open_store(
         path: &Path,
         trust: &Trust,
         create: bool,
+    ) -> Result<Option<Dir>, ClaimError> {
+        Dir::open_store_at(path, trust, create, 0)
+    }
+
+    /// [`open_store`](Dir::open_store), `depth` trusted links into the way.
+    fn open_store_at(
+        path: &Path,
+        trust: &Trust,
+        create: bool,
+        depth: u32,
     ) -> Result<Option<Dir>, ClaimError> {
         let absolute = std::path::absolute(path).map_err(|e| io_err(path, e))?;
         let (Some(parent), Some(name)) = (absolute.parent(), absolute.file_name()) else {
@@ -270,7 +256,31 @@ impl Dir {
             }
         }
         let here = at.path.join(name);
-        Dir::open_at(&at.fd, name, here, trust, create, false)
+        let link = rustix::fs::statat(&at.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .filter(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink);
+        match link {
+            // A link only root or this user could have made (its directory is checked
+            // above: nobody else may write to it), as systemd's `DynamicUser` makes
+            // /var/lib/NAME -> private/NAME: followed, and its target checked the same way.
+            Some(stat) if (stat.st_uid == 0 || stat.st_uid == trust.uid) && depth < 8 => {
+                let target = rustix::fs::readlinkat(&at.fd, name, Vec::new())
+                    .map_err(|e| io_err(&here, e))?;
+                let target = at.path.join(target.to_string_lossy().as_ref());
+                Dir::open_store_at(&target, trust, create, depth + 1)
+            }
+            Some(stat) => Err(ClaimError::Refused {
+                store: format!("file:{}", here.display()),
+                reason: format!(
+                    "{} is a symbolic link of user {} (or one of too many in a row): the store follows only a link of root or this process's user ({}) to its directory, as someone may have planted it to take the store's files; remove it, and check who can write to {}",
+                    here.display(),
+                    stat.st_uid,
+                    trust.uid,
+                    at.path.display()
+                ),
+            }),
+            None => Dir::open_at(&at.fd, name, here, trust, create, false),
+        }
     }
 
     /// The directory `name` in this one (a namespace's), opened without following a link

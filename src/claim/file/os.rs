@@ -1,12 +1,40 @@
 //! What the file store asks of the operating system beyond its files: whether a user is a
-//! member of a group (for `share=group`), and an OS error as a claim error with the fix
-//! that fits it.
+//! member of a group (for `share=group`), what a file's kind is called, and an OS error as
+//! a claim error with the fix that fits it.
 
 use std::path::Path;
 use std::string::ToString;
 use std::vec::Vec;
 
+use rustix::fs::FileType;
+
 use super::super::ClaimError;
+
+/// What kind of file a name is, as the store sees it.
+pub(super) fn kind_name(t: FileType) -> &'static str {
+    match t {
+        FileType::RegularFile => "a regular file",
+        FileType::Directory => "a directory",
+        FileType::Symlink => "a symbolic link",
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Unknown => "a file of an unknown kind",
+    }
+}
+
+/// A state or lock file that is not a regular file: its id is skipped, never read (a FIFO
+/// would block) and never written through.
+pub(super) fn not_regular(path: &Path, t: FileType) -> ClaimError {
+    ClaimError::Corrupt {
+        path: path.display().to_string(),
+        reason: format!(
+            "it is {}, not a regular file: nothing this store writes is one, so someone made it by hand or planted it",
+            kind_name(t)
+        ),
+    }
+}
 
 /// Whether user `uid` is a member of group `gid`: its primary group in `/etc/passwd`, or
 /// named in the group's line of `/etc/group`. A user or group these files do not list (a

@@ -442,6 +442,94 @@ fn the_systemd_unit_is_hardened_and_verifies() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The unit's secrets are read where they are (group-readable under /etc/flakeid/secrets,
+/// the dynamic user in their group), not copied at start as `LoadCredential=` copies them:
+/// so the documented rotation works. A server started with the unit's environment (the
+/// secrets directory made here) takes a token rollover on the unit's reload (`kill -HUP`),
+/// and a new TLS pair with it.
+#[test]
+fn the_systemd_units_reload_takes_rotated_secrets() {
+    let text = deploy("flakeid-serve.service");
+    let settings: String = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        !settings.contains("LoadCredential") && !settings.contains("%d/"),
+        "a secret copied at start: a reload would read the old copy"
+    );
+    assert!(text.contains("\nSupplementaryGroups=flakeid-secrets\n"));
+    let env: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Environment="))
+        .filter_map(|kv| kv.split_once('='))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("flakeid-unit-secrets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = certs::make(&dir, "unit", "client");
+    let secret = |unit_path: &str| -> String {
+        let name = unit_path
+            .strip_prefix("/etc/flakeid/secrets/")
+            .unwrap_or_else(|| panic!("{unit_path} is not under /etc/flakeid/secrets"));
+        dir.join(name).display().to_string()
+    };
+    let mut pairs: Vec<(String, String)> = vec![
+        ("FLAKEID_LISTEN".into(), "127.0.0.1:0".into()),
+        ("FLAKEID_NODE".into(), "1".into()),
+    ];
+    for (name, value) in &env {
+        let value = match *name {
+            "FLAKEID_TOKEN_FILE" | "FLAKEID_TLS_CERT" | "FLAKEID_TLS_KEY" => secret(value),
+            _ => value.to_string(),
+        };
+        pairs.push((name.to_string(), value));
+    }
+    let file = |name: &str| pairs.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let token = file("FLAKEID_TOKEN_FILE");
+    std::fs::write(&token, "unit-old-7c1e\n").unwrap();
+    std::fs::copy(&c.server_cert, file("FLAKEID_TLS_CERT")).unwrap();
+    std::fs::copy(&c.server_key, file("FLAKEID_TLS_KEY")).unwrap();
+    let refs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let s = service::serve_env(&[], &refs, Duration::from_secs(20));
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(&c.ca).unwrap()).unwrap();
+    let client = reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(ca)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let status = |t: &str| {
+        client
+            .get(s.url("/v1/id"))
+            .header("Authorization", format!("Bearer {t}"))
+            .send()
+            .unwrap()
+            .status()
+    };
+    assert_eq!(status("unit-old-7c1e"), 200);
+    assert_eq!(status("unit-new-95ad"), 401);
+    // The rollover as the unit's comment says: both lines, then the reload.
+    std::fs::write(&token, "unit-old-7c1e\nunit-new-95ad\n").unwrap();
+    s.signal("HUP");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while status("unit-new-95ad") != 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reload did not take the new token"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status("unit-old-7c1e"), 200, "both during the rollover");
+    drop(s);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Runs `command` with no network where the system lets this process make a network
 /// namespace (`unshare -n`, as root in CI), else as it is; its output, failing the test
 /// if it could not run.

@@ -378,40 +378,58 @@ fn a_forgotten_lease_does_not_cut_the_release_below_its_ids() {
     );
 }
 
-/// A store whose renewals panic after the first: the background renewal ends.
+/// A memory store whose renewals first ask `hook` with their count (1 for the first): it
+/// may panic, or fail the renewal. When each renewal was asked is recorded.
 #[derive(Debug)]
-struct PanicsOnRenewal(MemoryStore, AtomicU64);
+struct OnRenewal {
+    store: MemoryStore,
+    asked: Mutex<Vec<std::time::Instant>>,
+    hook: fn(usize) -> Result<(), ClaimError>,
+}
 
-impl ClaimStore for PanicsOnRenewal {
+impl OnRenewal {
+    fn new(hook: fn(usize) -> Result<(), ClaimError>) -> OnRenewal {
+        OnRenewal {
+            store: MemoryStore::new(),
+            asked: Mutex::default(),
+            hook,
+        }
+    }
+}
+
+impl ClaimStore for OnRenewal {
     fn url(&self) -> String {
-        "panics:".into()
+        "on-renewal:".into()
     }
     fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.0.claim(r)
+        self.store.claim(r)
     }
     fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
-        if self.1.fetch_add(1, Ordering::SeqCst) > 0 {
-            panic!("a bug in the store");
-        }
-        self.0.renew(c, reserved)
+        let count = {
+            let mut asked = self.asked.lock().unwrap();
+            asked.push(std::time::Instant::now());
+            asked.len()
+        };
+        (self.hook)(count)?;
+        self.store.renew(c, reserved)
     }
     fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
-        self.0.release(c, reserved)
+        self.store.release(c, reserved)
     }
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        self.0.list(namespace)
+        self.store.list(namespace)
     }
     fn lease_ttl(&self) -> Option<Duration> {
-        self.0.lease_ttl()
+        self.store.lease_ttl()
     }
     fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.0.bind_layout(namespace, layout)
+        self.store.bind_layout(namespace, layout)
     }
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.0.namespaces()
+        self.store.namespaces()
     }
     fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
-        self.0.repair(namespace, node, reserved)
+        self.store.repair(namespace, node, reserved)
     }
 }
 
@@ -419,7 +437,11 @@ impl ClaimStore for PanicsOnRenewal {
 /// minting at the fence fails with a final error that says so.
 #[test]
 fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
-    let store = PanicsOnRenewal(MemoryStore::new(), AtomicU64::new(0));
+    // Renewals panic after the first: the background renewal ends.
+    let store = OnRenewal::new(|count| match count {
+        1 => Ok(()),
+        _ => panic!("a bug in the store"),
+    });
     let g = Generator::builder(Layout::snowflake())
         .max_wait(Duration::ZERO)
         .build_claimed(
@@ -451,56 +473,20 @@ fn a_renewal_that_panics_marks_the_claim_stopped_and_minting_fails_for_good() {
     assert!(e.is_final());
 }
 
-/// A store whose first renewal after the build's fails at once (a client between
-/// servers), recording when each renewal was asked.
-#[derive(Debug)]
-struct FailsFirstRenewal(MemoryStore, Mutex<Vec<std::time::Instant>>);
-
-impl ClaimStore for FailsFirstRenewal {
-    fn url(&self) -> String {
-        "fails-first:".into()
-    }
-    fn claim(&self, r: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.0.claim(r)
-    }
-    fn renew(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
-        let mut asked = self.1.lock().unwrap();
-        asked.push(std::time::Instant::now());
-        if asked.len() == 2 {
-            return Err(ClaimError::Unreachable {
-                store: self.url(),
-                reason: "between servers".into(),
-            });
-        }
-        self.0.renew(c, reserved)
-    }
-    fn release(&self, c: &Claimed, reserved: u64) -> Result<(), ClaimError> {
-        self.0.release(c, reserved)
-    }
-    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        self.0.list(namespace)
-    }
-    fn lease_ttl(&self) -> Option<Duration> {
-        self.0.lease_ttl()
-    }
-    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.0.bind_layout(namespace, layout)
-    }
-    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.0.namespaces()
-    }
-    fn repair(&self, namespace: &str, node: u64, reserved: u64) -> Result<Repaired, ClaimError> {
-        self.0.repair(namespace, node, reserved)
-    }
-}
-
 /// A background renewal that failed is asked again long before the next period (100 ms
 /// after, where the period is 6 s), so a store that refused for a moment does not leave
 /// the fence a period short; the retry lands and the claim is active again.
 #[test]
 fn a_failed_background_renewal_is_tried_again_before_the_next_period() {
     let every = Duration::from_secs(6);
-    let store = Arc::new(FailsFirstRenewal(MemoryStore::new(), Mutex::default()));
+    // The first renewal after the build's fails at once (a client between servers).
+    let store = Arc::new(OnRenewal::new(|count| match count {
+        2 => Err(ClaimError::Unreachable {
+            store: "on-renewal:".into(),
+            reason: "between servers".into(),
+        }),
+        _ => Ok(()),
+    }));
     let g = Generator::builder(Layout::snowflake())
         .build_claimed(
             Claims::with_store(Arc::clone(&store) as Arc<dyn ClaimStore>)
@@ -510,7 +496,7 @@ fn a_failed_background_renewal_is_tried_again_before_the_next_period() {
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let asked = loop {
-        let asked = store.1.lock().unwrap().clone();
+        let asked = store.asked.lock().unwrap().clone();
         if asked.len() >= 3 {
             break asked;
         }

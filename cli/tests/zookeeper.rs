@@ -972,7 +972,8 @@ fn campaign_on_a_three_server_ensemble() {
 /// What a member's loss costs a ZooKeeper session (the figure behind
 /// `flakeid_zookeeper::LEADER_LOSS`): six clients with sessions of `FLAKEID_ZK_SESSION_MS`
 /// (3000) read every 20 ms while the leader, then a follower, is killed (four times
-/// each); printed per kill, the longest time each went without an answer and whether its
+/// each), until a member leads again and each client has answered a read begun after
+/// that; printed per kill, the longest time each went without an answer and whether its
 /// session lived. `FLAKEID_ZK_TICK_MS` sets the ensemble's tick (1000). A measurement:
 /// run by hand.
 #[test]
@@ -1002,10 +1003,15 @@ fn what_a_member_loss_costs_a_session() {
         };
         let hosts = ensemble.url()["zookeeper://".len()..].to_string();
         let stop = Arc::new(AtomicBool::new(false));
+        // When the ensemble led again after the kill; a client whose read begun after it
+        // answers is back.
+        let settled: Arc<std::sync::Mutex<Option<Instant>>> = Arc::default();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (back_tx, back_rx) = std::sync::mpsc::channel();
         let clients: Vec<_> = (0..6)
             .map(|_| {
                 let (hosts, stop, ready) = (hosts.clone(), Arc::clone(&stop), ready_tx.clone());
+                let (settled, back) = (Arc::clone(&settled), back_tx.clone());
                 runtime.spawn(async move {
                     // As the store opens its sessions.
                     let client = zookeeper_client::Client::connector()
@@ -1017,13 +1023,21 @@ fn what_a_member_loss_costs_a_session() {
                         .unwrap();
                     ready.send(()).unwrap();
                     let (mut last, mut longest) = (Instant::now(), Duration::ZERO);
+                    let mut said_back = false;
                     while !stop.load(Ordering::Relaxed) {
+                        let began = Instant::now();
                         match client.check_stat("/").await {
                             Ok(_) => {
                                 longest = longest.max(last.elapsed());
                                 last = Instant::now();
+                                let after = settled.lock().unwrap().is_some_and(|t| began > t);
+                                if after && !said_back {
+                                    said_back = true;
+                                    let _ = back.send(());
+                                }
                             }
                             Err(zookeeper_client::Error::SessionExpired) => {
+                                let _ = back.send(());
                                 return (last.elapsed(), "expired");
                             }
                             Err(_) => {}
@@ -1038,8 +1052,19 @@ fn what_a_member_loss_costs_a_session() {
             ready_rx.recv_timeout(Duration::from_secs(30)).unwrap();
         }
         ensemble.kill(target);
-        // The clients' own reads say when they are back; this is the span observed.
-        std::thread::sleep(Duration::from_secs(10));
+        // Until a member that runs leads (at once after a follower's loss), then until
+        // every client has an answer to a read begun after that.
+        let bound = Instant::now() + Duration::from_secs(60);
+        while !(0..3).filter(|&i| i != target).any(|i| ensemble.leads(i)) {
+            assert!(Instant::now() < bound, "no member leads after the kill");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        *settled.lock().unwrap() = Some(Instant::now());
+        for _ in 0..6 {
+            back_rx
+                .recv_timeout(Duration::from_millis(2 * session) + Duration::from_secs(30))
+                .expect("a client never answered again");
+        }
         stop.store(true, Ordering::Relaxed);
         let seen: Vec<String> = clients
             .into_iter()

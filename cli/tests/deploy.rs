@@ -496,14 +496,7 @@ fn the_systemd_units_reload_takes_rotated_secrets() {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     let s = service::serve_env(&[], &refs, Duration::from_secs(20));
-    let ca = reqwest::Certificate::from_pem(&std::fs::read(&c.ca).unwrap()).unwrap();
-    let client = reqwest::blocking::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(ca)
-        .timeout(Duration::from_secs(10))
-        .build()
-        .unwrap();
+    let client = service::https_client(&c.ca, false);
     let status = |t: &str| {
         client
             .get(s.url("/v1/id"))

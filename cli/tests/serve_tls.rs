@@ -14,21 +14,6 @@ use service::serve;
 const START: Duration = Duration::from_secs(20);
 const TOKEN: &str = "tok-tls-5e1d-a9c0";
 
-/// An HTTPS client that trusts only the CA in `ca` (and, with `http1`, speaks only
-/// HTTP/1.1, keeping its connection for the next request).
-fn https(ca: &Path, http1: bool) -> reqwest::blocking::Client {
-    let ca = reqwest::Certificate::from_pem(&std::fs::read(ca).unwrap()).unwrap();
-    let mut b = reqwest::blocking::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(ca)
-        .timeout(Duration::from_secs(10));
-    if http1 {
-        b = b.http1_only();
-    }
-    b.build().unwrap()
-}
-
 fn get(
     c: &reqwest::blocking::Client,
     url: &str,
@@ -105,7 +90,7 @@ fn https_and_grpc_over_tls_with_the_token_and_a_reloaded_certificate() {
     let url = |path: &str| format!("{}{path}", s.http);
 
     // HTTPS: the token guards the mint route, the probes stay open; HTTP/2 by ALPN.
-    let c = https(&a.ca, false);
+    let c = service::https_client(&a.ca, false);
     let r = c
         .get(url("/v1/id"))
         .header("Authorization", format!("Bearer {TOKEN}"))
@@ -182,7 +167,7 @@ fn https_and_grpc_over_tls_with_the_token_and_a_reloaded_certificate() {
 
     // Reload on SIGHUP: new handshakes present B's certificate; a connection made
     // before keeps working.
-    let kept = https(&a.ca, true);
+    let kept = service::https_client(&a.ca, true);
     assert_eq!(get(&kept, &url("/healthz"), None).unwrap().0, 200);
     install(&b, &cert, &key);
     s.signal("HUP");
@@ -193,18 +178,20 @@ fn https_and_grpc_over_tls_with_the_token_and_a_reloaded_certificate() {
         "the connection made before the reload"
     );
     assert!(
-        get(&https(&a.ca, true), &url("/healthz"), None).is_err(),
+        get(&service::https_client(&a.ca, true), &url("/healthz"), None).is_err(),
         "a new connection still saw A's certificate"
     );
     assert_eq!(
-        get(&https(&b.ca, true), &url("/healthz"), None).unwrap().0,
+        get(&service::https_client(&b.ca, true), &url("/healthz"), None)
+            .unwrap()
+            .0,
         200
     );
 
     // Reload on a file change alone (no signal), within a few seconds.
     install(&a, &cert, &key);
     let deadline = Instant::now() + Duration::from_secs(10);
-    while get(&https(&a.ca, true), &url("/healthz"), None).is_err() {
+    while get(&service::https_client(&a.ca, true), &url("/healthz"), None).is_err() {
         assert!(
             Instant::now() < deadline,
             "the changed files were not reloaded"
@@ -221,7 +208,9 @@ fn https_and_grpc_over_tls_with_the_token_and_a_reloaded_certificate() {
         &mut seen,
     );
     assert_eq!(
-        get(&https(&a.ca, true), &url("/healthz"), None).unwrap().0,
+        get(&service::https_client(&a.ca, true), &url("/healthz"), None)
+            .unwrap()
+            .0,
         200
     );
     let metrics = get(&c, &url("/metrics"), None).unwrap().1;

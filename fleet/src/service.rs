@@ -185,6 +185,22 @@ pub fn client() -> reqwest::blocking::Client {
         .unwrap()
 }
 
+/// An HTTPS client that trusts only the CA in the PEM file `ca` (and, with `http1`, speaks
+/// only HTTP/1.1, keeping its connection for the next request), with a bound on every
+/// request.
+pub fn https_client(ca: &std::path::Path, http1: bool) -> reqwest::blocking::Client {
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(ca).unwrap()).unwrap();
+    let mut b = reqwest::blocking::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(ca)
+        .timeout(Duration::from_secs(10));
+    if http1 {
+        b = b.http1_only();
+    }
+    b.build().unwrap()
+}
+
 /// IDs from a JSON array of decimal strings.
 pub fn ids_of_json(body: &str) -> Vec<u64> {
     let v: serde_json::Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));

@@ -186,12 +186,17 @@ fn ended(client: &Client) -> bool {
 }
 
 impl Connect {
+    /// How long the client waits on a server that stopped answering before it moves to
+    /// the next, with sessions of `ttl`: two fifths of it, or the request timeout if
+    /// shorter, so the session lives on through the move.
+    fn leave_after(&self, ttl: Duration) -> Duration {
+        self.timeout.min(ttl * 2 / 5)
+    }
+
     async fn open(&self, url: &str) -> Result<Client, ClaimError> {
-        // A server that stops answering is left for the next one after two fifths of the
-        // session at most, so the session lives on through the move.
         let connector = Client::connector()
             .with_session_timeout(self.ttl)
-            .with_connection_timeout(self.timeout.min(self.ttl * 2 / 5))
+            .with_connection_timeout(self.leave_after(self.ttl))
             .with_fail_eagerly();
         let connector = match &self.auth {
             Some((user, password)) => {
@@ -354,8 +359,7 @@ impl ClaimStore for ZooKeeperStore {
     /// waits out an election ([`LEADER_LOSS`]). One server has no member to move to: `None`.
     fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
         let hosts = self.connect.hosts.split('/').next().unwrap_or_default();
-        (hosts.split(',').count() > 1)
-            .then(|| LEADER_LOSS.max(self.connect.timeout.min(ttl * 2 / 5)))
+        (hosts.split(',').count() > 1).then(|| LEADER_LOSS.max(self.connect.leave_after(ttl)))
     }
 
     fn lease_ttl(&self) -> Option<Duration> {

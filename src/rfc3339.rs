@@ -12,6 +12,7 @@
 
 use core::fmt::{self, Write};
 
+use crate::encoding::PAIRS;
 use crate::parse::ParseError;
 
 const NS_PER_SEC: i128 = 1_000_000_000;
@@ -54,11 +55,113 @@ fn days_in_month(y: i128, m: u32) -> u32 {
     }
 }
 
+/// The first and last second (Unix) of years 0000 to 9999, the range [`date_time`] writes.
+const FOUR_DIGIT_YEARS: core::ops::RangeInclusive<i64> = -62_167_219_200..=253_402_300_799;
+
+/// Seconds from 0000-01-01 to 1970-01-01: added to make every four-digit year's seconds
+/// non-negative.
+const SECONDS_FROM_YEAR_0: i64 = 62_167_219_200;
+
+/// The civil date (year, month, day) of a day count from 1970-01-01, for the days of years
+/// 0000 to 9999: Neri and Schneider's algorithm ("Euclidean affine functions and their
+/// application to calendar algorithms", 2022), in 32-bit arithmetic with multiplications
+/// and shifts only. Checked against [`civil_from_days`] over every day of those years.
+fn civil_from_days_32(days: i32) -> (u32, u32, u32) {
+    // Whole 400-year eras added so that every day from year 0 is positive.
+    const ERAS: u32 = 82;
+    const SHIFT: u32 = 719_468 + 146_097 * ERAS;
+    let n = days.wrapping_add(SHIFT as i32) as u32;
+    // The century (of 36,524.25 days) and the day in it.
+    let n1 = 4 * n + 3;
+    let century = n1 / 146_097;
+    let day_of_century = n1 % 146_097 / 4;
+    // The year in the century and the day in the year (from March 1st).
+    let p2 = 2_939_745u64 * u64::from(4 * day_of_century + 3);
+    let year_of_century = (p2 >> 32) as u32;
+    let day_of_year = (p2 as u32) / 2_939_745 / 4;
+    // The month (from March) and day, by one multiplication.
+    let n3 = 2_141 * day_of_year + 197_913;
+    let (month, day) = (n3 >> 16, (n3 & 0xFFFF) / 2_141 + 1);
+    // January and February belong to the next year.
+    let january = u32::from(day_of_year >= 306);
+    (
+        100 * century + year_of_century + january - 400 * ERAS,
+        if january == 1 { month - 12 } else { month },
+        day,
+    )
+}
+
+/// `secs` (Unix seconds, UTC) as `YYYY-MM-DDTHH:MM:SS`, when its year has four digits
+/// (0000 to 9999), else `None`. In 32- and 64-bit arithmetic without a division that is
+/// not by a constant, and without `core::fmt`: the part of a timestamp that changes once
+/// a second, for writers of many rows.
+///
+/// ```
+/// use flakeid::rfc3339::date_time;
+///
+/// assert_eq!(date_time(1_793_448_000).as_ref().map(|t| &t[..]), Some(&b"2026-10-31T12:00:00"[..]));
+/// assert_eq!(date_time(253_402_300_800), None); // +10000-01-01
+/// ```
+pub fn date_time(secs: i64) -> Option<[u8; 19]> {
+    if !FOUR_DIGIT_YEARS.contains(&secs) {
+        return None;
+    }
+    let from_year_0 = (secs + SECONDS_FROM_YEAR_0) as u64;
+    let days = (from_year_0 / 86_400) as i32 - (SECONDS_FROM_YEAR_0 / 86_400) as i32;
+    let sod = (from_year_0 % 86_400) as u32;
+    let (y, m, d) = civil_from_days_32(days);
+    let pair = |v: u32| {
+        let at = v as usize * 2;
+        [PAIRS[at], PAIRS[at + 1]]
+    };
+    let (y_hi, y_lo) = (pair(y / 100), pair(y % 100));
+    let (mo, dd) = (pair(m), pair(d));
+    let (h, mi, s) = (pair(sod / 3600), pair(sod / 60 % 60), pair(sod % 60));
+    Some([
+        y_hi[0], y_hi[1], y_lo[0], y_lo[1], b'-', mo[0], mo[1], b'-', dd[0], dd[1], b'T', h[0],
+        h[1], b':', mi[0], mi[1], b':', s[0], s[1],
+    ])
+}
+
 /// Writes `unix_ns` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, with nine fractional digits instead of
 /// three when the instant is not a whole millisecond. Accepts every `i128`: a year outside
 /// 0000..=9999 is written in the expanded form (`+71654-…`, `-0001-…`), which [`parse`]
 /// reads back.
 pub fn write(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
+    // The common case in 64 bits and without `core::fmt`'s padding machinery.
+    if let Ok(ns) = i64::try_from(unix_ns) {
+        let nanos = ns.rem_euclid(1_000_000_000) as u32;
+        if let Some(text) = date_time(ns.div_euclid(1_000_000_000)) {
+            let mut frac = [
+                b'.', b'0', b'0', b'0', b'0', b'0', b'0', b'0', b'0', b'0', b'Z',
+            ];
+            let digits = if nanos.is_multiple_of(1_000_000) {
+                3
+            } else {
+                9
+            };
+            let mut v = if digits == 3 {
+                nanos / 1_000_000
+            } else {
+                nanos
+            };
+            for at in (1..=digits).rev() {
+                frac[at] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+            frac[digits + 1] = b'Z';
+            // Both are ASCII digits and punctuation.
+            out.write_str(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)?;
+            return out
+                .write_str(core::str::from_utf8(&frac[..digits + 2]).map_err(|_| fmt::Error)?);
+        }
+    }
+    write_wide(out, unix_ns)
+}
+
+/// [`write()`] in 128-bit arithmetic, for every `i128`: the path of the expanded years, and
+/// the oracle of the 64-bit one.
+fn write_wide(out: &mut impl Write, unix_ns: i128) -> fmt::Result {
     let secs = unix_ns.div_euclid(NS_PER_SEC);
     let nanos = unix_ns.rem_euclid(NS_PER_SEC) as u32;
     let days = secs.div_euclid(86_400);
@@ -286,6 +389,71 @@ mod tests {
             parse("+9999999999999999999999-01-01T00:00:00Z"),
             Err(ParseError::Timestamp)
         );
+    }
+
+    /// The 64-bit writer agrees with the 128-bit one on every second it writes, the ends of
+    /// years 0000 and 9999 included, and declines the seconds outside them.
+    #[test]
+    fn the_64_bit_date_time_is_the_128_bit_one() {
+        let oracle = |secs: i64| {
+            let mut text = std::string::String::new();
+            write_wide(&mut text, i128::from(secs) * NS_PER_SEC).unwrap();
+            text
+        };
+        let (first, last) = (*FOUR_DIGIT_YEARS.start(), *FOUR_DIGIT_YEARS.end());
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut seconds = std::vec![first, last, 0, -1, 1, 951_782_400, 951_868_799];
+        for _ in 0..200_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            seconds.push(first + (rng % (last - first + 1) as u64) as i64);
+        }
+        // Every day's first and last second over 1,000 years around leap centuries.
+        seconds.extend(
+            (0..365_250).flat_map(|d| [d * 86_400 - 15_000_000_000, d * 86_400 - 15_000_000_001]),
+        );
+        for secs in seconds {
+            let text = date_time(secs).unwrap_or_else(|| panic!("{secs} has a four-digit year"));
+            assert_eq!(
+                core::str::from_utf8(&text).unwrap(),
+                &oracle(secs)[..19],
+                "second {secs}"
+            );
+        }
+        for secs in [first - 1, last + 1, i64::MIN, i64::MAX] {
+            assert_eq!(date_time(secs), None, "{secs}");
+        }
+        for ns in [
+            0i128,
+            -1,
+            1,
+            1_500_000_001,
+            -1_000_000,
+            i128::from(i64::MAX),
+            i128::from(i64::MIN),
+        ] {
+            let mut fast = std::string::String::new();
+            let mut wide = std::string::String::new();
+            write(&mut fast, ns).unwrap();
+            write_wide(&mut wide, ns).unwrap();
+            assert_eq!(fast, wide, "{ns}");
+        }
+    }
+
+    /// The 32-bit date of every day of years 0000 to 9999 is the 128-bit one.
+    #[test]
+    fn the_32_bit_date_of_every_four_digit_day() {
+        let first = FOUR_DIGIT_YEARS.start().div_euclid(86_400);
+        let last = FOUR_DIGIT_YEARS.end().div_euclid(86_400);
+        for day in first..=last {
+            let (y, m, d) = civil_from_days(i128::from(day));
+            assert_eq!(
+                civil_from_days_32(day as i32),
+                (y as u32, m, d),
+                "day {day}"
+            );
+        }
     }
 
     #[test]

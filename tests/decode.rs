@@ -195,7 +195,8 @@ fn bad_input_is_an_error() {
             run(&d, &ids).0,
             Err(Error::IdOutOfLayout {
                 id: 1 << 60,
-                bits: 60
+                bits: 60,
+                index: Some(29)
             }),
             "{}",
             backend.name()
@@ -430,7 +431,8 @@ fn a_field_wider_than_32_bits_is_refused_for_u32_columns() {
         d.decode_into(&[1, 1 << 63, 5 << 12], &mut out),
         Err(Error::IdOutOfLayout {
             id: 1 << 63,
-            bits: 63
+            bits: 63,
+            index: Some(1)
         })
     );
     assert_eq!(

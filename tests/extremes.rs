@@ -167,7 +167,8 @@ fn exercise(l: &Layout, v: u64, w: u64, x: u64, t: i128) {
             e,
             Error::IdOutOfLayout {
                 id: v,
-                bits: l.bits()
+                bits: l.bits(),
+                index: None
             }
         ),
     }

@@ -115,11 +115,15 @@ impl<T: Copy + Default> Aligned<T> {
 pub struct ColumnBuffers {
     fields: Fields,
     stores: Stores,
+    /// The sequence and node as `u64` ([`ColumnBuffers::wide`]), else `u32`.
+    wide: bool,
     len: usize,
     ticks: Aligned<u64>,
     unix_ms: Aligned<u64>,
     sequence: Aligned<u32>,
     node: Aligned<u32>,
+    sequence_wide: Aligned<u64>,
+    node_wide: Aligned<u64>,
 }
 
 impl ColumnBuffers {
@@ -128,12 +132,49 @@ impl ColumnBuffers {
         ColumnBuffers {
             fields,
             stores: Stores::Cached,
+            wide: false,
             len: 0,
             ticks: Aligned::default(),
             unix_ms: Aligned::default(),
             sequence: Aligned::default(),
             node: Aligned::default(),
+            sequence_wide: Aligned::default(),
+            node_wide: Aligned::default(),
         }
+    }
+
+    /// Buffers for `fields` of `layout`'s IDs: the sequence and node as `u32` where both
+    /// fit 32 bits (every preset), else as `u64` ([`ColumnBuffers::wide`]), so that
+    /// [`Decoder::decode_into`] takes every ID of the layout.
+    ///
+    /// ```
+    /// use flakeid::decode::{ColumnBuffers, Decoder, Fields};
+    /// use flakeid::Layout;
+    ///
+    /// let layout: Layout = "seq=34,node=2,time=28,unit=10s".parse()?;
+    /// let mut out = ColumnBuffers::for_layout(&layout, Fields::SEQUENCE);
+    /// Decoder::new(&layout).decode_into(&[(1 << 36) | 5], &mut out)?;
+    /// assert_eq!((out.sequence(), out.sequence_wide()), (None, Some(&[5u64][..])));
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
+    pub fn for_layout(layout: &crate::Layout, fields: Fields) -> ColumnBuffers {
+        let buffers = ColumnBuffers::new(fields);
+        match layout.sequence_bits() > 32 || layout.node_bits() > 32 {
+            true => buffers.wide(),
+            false => buffers,
+        }
+    }
+
+    /// The same buffers with the sequence and node as `u64` ([`ColumnBuffers::sequence_wide`],
+    /// [`ColumnBuffers::node_wide`]): for layouts whose fields are wider than 32 bits.
+    pub fn wide(mut self) -> ColumnBuffers {
+        self.wide = true;
+        self
+    }
+
+    /// Whether the sequence and node are held as `u64`.
+    pub fn is_wide(&self) -> bool {
+        self.wide
     }
 
     /// The same buffers with another store policy.
@@ -172,16 +213,24 @@ impl ColumnBuffers {
             .then(|| self.unix_ms.get())
     }
 
-    /// The sequence column, if held.
+    /// The sequence column, if held as `u32` (not [`ColumnBuffers::wide`]).
     pub fn sequence(&self) -> Option<&[u32]> {
-        self.fields
-            .contains(Fields::SEQUENCE)
-            .then(|| self.sequence.get())
+        (self.fields.contains(Fields::SEQUENCE) && !self.wide).then(|| self.sequence.get())
     }
 
-    /// The node column, if held.
+    /// The node column, if held as `u32` (not [`ColumnBuffers::wide`]).
     pub fn node(&self) -> Option<&[u32]> {
-        self.fields.contains(Fields::NODE).then(|| self.node.get())
+        (self.fields.contains(Fields::NODE) && !self.wide).then(|| self.node.get())
+    }
+
+    /// The sequence column, if held as `u64` ([`ColumnBuffers::wide`]).
+    pub fn sequence_wide(&self) -> Option<&[u64]> {
+        (self.fields.contains(Fields::SEQUENCE) && self.wide).then(|| self.sequence_wide.get())
+    }
+
+    /// The node column, if held as `u64` ([`ColumnBuffers::wide`]).
+    pub fn node_wide(&self) -> Option<&[u64]> {
+        (self.fields.contains(Fields::NODE) && self.wide).then(|| self.node_wide.get())
     }
 }
 
@@ -192,25 +241,27 @@ impl Decoder {
     /// The same values, errors and rules for a bad row as [`Decoder::decode`] (then
     /// `out.len()` is `ids.len()` and a bad row's values must not be used), plus
     /// [`Error::ColumnTooNarrow`] (nothing written, `out.len()` 0) if `out` holds the
-    /// sequence or node and that field is wider than 32 bits.
+    /// sequence or node as `u32` and that field is wider than 32 bits
+    /// ([`ColumnBuffers::for_layout`] picks the width that fits).
     #[allow(unsafe_code)]
     pub fn decode_into(&self, ids: &[u64], out: &mut ColumnBuffers) -> Result<(), Error> {
         let n = ids.len();
         let f = out.fields;
         out.len = 0;
+        let (sequence, node) = (f.contains(Fields::SEQUENCE), f.contains(Fields::NODE));
         // Refuse a too-wide field before allocating anything.
-        self.check_narrow(f.contains(Fields::SEQUENCE), f.contains(Fields::NODE))?;
-        let ticks = out.ticks.fit(f.contains(Fields::TICKS), n);
-        let unix_ms = out.unix_ms.fit(f.contains(Fields::UNIX_MS), n);
-        let sequence32 = out.sequence.fit(f.contains(Fields::SEQUENCE), n);
-        let node32 = out.node.fit(f.contains(Fields::NODE), n);
+        if !out.wide {
+            self.check_narrow(sequence, node)?;
+        }
+        let narrow = !out.wide;
         let cols = Out {
-            ticks,
-            unix_ms,
-            sequence32,
-            node32,
+            ticks: out.ticks.fit(f.contains(Fields::TICKS), n),
+            unix_ms: out.unix_ms.fit(f.contains(Fields::UNIX_MS), n),
+            sequence: out.sequence_wide.fit(sequence && !narrow, n),
+            node: out.node_wide.fit(node && !narrow, n),
+            sequence32: out.sequence.fit(sequence && narrow, n),
+            node32: out.node.fit(node && narrow, n),
             stream: out.stores == Stores::NonTemporal,
-            ..Out::NONE
         };
         out.len = n;
         // SAFETY: every non-null column came from `Aligned::fit(n)`: `n` rows from a

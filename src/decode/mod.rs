@@ -232,7 +232,7 @@ impl Decoder {
     ///
     /// Fails with [`Error::ColumnLength`] (writing nothing) if a column's length differs
     /// from `ids.len()`, and with [`Error::IdOutOfLayout`] naming the first ID that does not
-    /// fit the layout. Then every row of a valid ID is decoded as usual, and a bad row's
+    /// fit the layout and its index. Then every row of a valid ID is decoded as usual, and a bad row's
     /// values are meaningless and must not be used: its sequence and node are masked to
     /// their fields, but its ticks (and so unix_ms) carry the ID's bits above the layout.
     #[allow(unsafe_code)]
@@ -335,14 +335,11 @@ impl Decoder {
             _ => unsafe { scalar_kernel(plan, &self.layout, ids, out) },
         };
         if bad != 0 {
-            let id = ids
-                .iter()
-                .copied()
-                .find(|id| id & plan.invalid != 0)
-                .unwrap_or_default();
+            let index = ids.iter().position(|id| id & plan.invalid != 0);
             return Err(Error::IdOutOfLayout {
-                id,
+                id: index.map_or(0, |i| ids[i]),
                 bits: self.layout.bits(),
+                index,
             });
         }
         Ok(())

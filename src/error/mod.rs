@@ -135,6 +135,9 @@ pub enum Error {
         id: u64,
         /// The layout's width in bits.
         bits: u32,
+        /// Its position in the batch, from the batch decoder (the first such ID); `None`
+        /// from a single ID's checks.
+        index: Option<usize>,
     },
     /// A negative number given as an ID (from a signed column, say): IDs are never
     /// negative.
@@ -344,7 +347,7 @@ impl fmt::Display for Error {
                 "over the time limit: the layout's lifetime ends at {}",
                 crate::rfc3339::Timestamp(i128::from(*end_unix_ms) * 1_000_000)
             ),
-            Error::IdOutOfLayout { id, bits } => {
+            Error::IdOutOfLayout { id, bits, .. } => {
                 write!(f, "id {id} does not fit the layout's {bits} bits")
             }
             Error::NegativeId { value } => write!(

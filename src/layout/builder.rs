@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 #[cfg(feature = "std")]
 use super::system_time_ns;
-use super::{Grid, Layout, MAX_BITS, NS_PER_MS, Order, duration_of_ns};
+use super::{Cuts, Grid, Layout, MAX_BITS, NS_PER_MS, Order, duration_of_ns};
 use crate::error::Error;
 
 /// Builds a custom [`Layout`]; every rule broken gets its own [`Error`].
@@ -181,6 +181,7 @@ impl LayoutBuilder {
             epoch_unix_ns,
             tick0_ms: 0,
             unit_ms: 0,
+            cuts: Cuts::NONE,
         }
         .derived();
         Ok(layout)

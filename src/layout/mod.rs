@@ -126,6 +126,34 @@ pub struct Layout {
     /// not a whole number of them (then the exact 128-bit path).
     tick0_ms: u64,
     unit_ms: u64,
+    /// The fields' shifts and masks, derived with the rest: [`Layout::decompose`] and every
+    /// caller that reaches the layout through a reference loads them, never works them out.
+    cuts: Cuts,
+}
+
+/// Where an ID's fields sit: each field's shift and mask, and the largest ID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Cuts {
+    max_id: u64,
+    max_ticks: u64,
+    max_sequence: u64,
+    max_node: u64,
+    time_shift: u8,
+    sequence_shift: u8,
+    node_shift: u8,
+}
+
+impl Cuts {
+    /// Before [`Layout::derived`] sets them.
+    pub(crate) const NONE: Cuts = Cuts {
+        max_id: 0,
+        max_ticks: 0,
+        max_sequence: 0,
+        max_node: 0,
+        time_shift: 0,
+        sequence_shift: 0,
+        node_shift: 0,
+    };
 }
 
 /// The widest ID a JavaScript number holds exactly: 53 bits (`Number.MAX_SAFE_INTEGER`).
@@ -202,7 +230,7 @@ impl Layout {
     pub const fn datacenter_bits(&self) -> u32 {
         self.datacenter_bits as u32
     }
-    /// The layout with its derived fields (`tick0_ms`, `unit_ms`) set from the others:
+    /// The layout with its derived fields (`tick0_ms`, `unit_ms`, `cuts`) set from the others:
     /// every constructor ends here.
     pub(crate) const fn derived(mut self) -> Layout {
         if self.unit_ns.is_multiple_of(NS_PER_MS) {
@@ -212,6 +240,19 @@ impl Layout {
             self.tick0_ms = 0;
             self.unit_ms = 0;
         }
+        let (sequence_shift, node_shift) = match self.order {
+            Order::TimeNodeSequence => (0, self.sequence_bits),
+            Order::TimeSequenceNode => (self.node_bits, 0),
+        };
+        self.cuts = Cuts {
+            max_id: mask(self.time_bits + self.sequence_bits + self.node_bits),
+            max_ticks: mask(self.time_bits),
+            max_sequence: mask(self.sequence_bits),
+            max_node: mask(self.node_bits),
+            time_shift: self.sequence_bits + self.node_bits,
+            sequence_shift,
+            node_shift,
+        };
         self
     }
     /// The same layout with the node field not split into datacenter and worker: the
@@ -286,37 +327,31 @@ impl Layout {
 
     /// Shift of the time field.
     pub(crate) const fn time_shift(&self) -> u32 {
-        (self.sequence_bits + self.node_bits) as u32
+        self.cuts.time_shift as u32
     }
     /// Shift of the sequence field.
     pub(crate) const fn sequence_shift(&self) -> u32 {
-        match self.order {
-            Order::TimeNodeSequence => 0,
-            Order::TimeSequenceNode => self.node_bits as u32,
-        }
+        self.cuts.sequence_shift as u32
     }
     /// Shift of the node field.
     pub(crate) const fn node_shift(&self) -> u32 {
-        match self.order {
-            Order::TimeNodeSequence => self.sequence_bits as u32,
-            Order::TimeSequenceNode => 0,
-        }
+        self.cuts.node_shift as u32
     }
     /// Largest tick count.
     pub const fn max_ticks(&self) -> u64 {
-        mask(self.time_bits)
+        self.cuts.max_ticks
     }
     /// Largest sequence number.
     pub const fn max_sequence(&self) -> u64 {
-        mask(self.sequence_bits)
+        self.cuts.max_sequence
     }
     /// Largest node id.
     pub const fn max_node(&self) -> u64 {
-        mask(self.node_bits)
+        self.cuts.max_node
     }
     /// Largest ID of this layout.
     pub const fn max_id(&self) -> u64 {
-        mask(self.bits() as u8)
+        self.cuts.max_id
     }
 
     /// How long the layout lasts: `2^time_bits` ticks.
@@ -401,6 +436,7 @@ impl Layout {
             return Err(Error::IdOutOfLayout {
                 id,
                 bits: self.bits(),
+                index: None,
             });
         }
         Ok(Parts {

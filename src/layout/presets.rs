@@ -1,7 +1,7 @@
 //! The preset layouts, their epochs and [`Preset`], the list `flakeid layout --list` prints
 //! and the layout string's names resolve through.
 
-use super::{Grid, Layout, NS_PER_MS, Order};
+use super::{Cuts, Grid, Layout, NS_PER_MS, Order};
 
 /// Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix milliseconds.
 pub const TWEPOCH_MS: u64 = 1_288_834_974_657;
@@ -28,6 +28,7 @@ const fn ms_layout(time: u8, node: u8, dc: u8, seq: u8, order: Order, epoch_ms: 
         epoch_unix_ns: epoch_ms * NS_PER_MS,
         tick0_ms: 0,
         unit_ms: 0,
+        cuts: Cuts::NONE,
     }
     .derived()
 }

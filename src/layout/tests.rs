@@ -244,7 +244,8 @@ fn range_checks_never_mask() {
         l.decompose(1 << 63),
         Err(Error::IdOutOfLayout {
             id: 1 << 63,
-            bits: 63
+            bits: 63,
+            index: None
         })
     );
     // A 64-bit layout takes the top bit as time.

@@ -50,6 +50,10 @@ const PATHS: &[(&str, &str)] = &[
     ("monotonic", "flakeid next_id on MonotonicClock"),
     ("fetch-add-path", "flakeid next_id with FastPath::FetchAdd"),
     ("sharded", "flakeid ShardedGenerator::next_id (2 shards)"),
+    (
+        "sharded-churn",
+        "the same on a thread that mints after 1,000 short-lived threads have come and gone",
+    ),
     ("leased", "flakeid Lease::next_id"),
     (
         "batch",
@@ -60,7 +64,18 @@ const PATHS: &[(&str, &str)] = &[
         "an affine fill of the same buffer (base + k), per ID",
     ),
     ("decompose", "flakeid decompose + unix_ms_of, per ID"),
+    (
+        "decompose-shared",
+        "the same through shared state: the layout beside an atomic, reached by a reference the compiler cannot see through",
+    ),
 ];
+
+/// A layout kept beside other shared state, as a service keeps it: reached through a
+/// reference, so the compiler cannot fold its fields into constants.
+struct Shared {
+    served: std::sync::atomic::AtomicU64,
+    layout: Layout,
+}
 
 fn wide() -> Layout {
     "seq=22,node=4,epoch=2025-01-01T00:00:00Z".parse().unwrap()
@@ -120,6 +135,23 @@ fn counted_decode(layout: &Layout, ids: &[u64], count: u64) {
             parts.node,
         ));
     }
+}
+
+/// [`counted_decode`] with the layout reached through `shared` on every call.
+#[inline(never)]
+fn counted_decode_shared(shared: &Shared, ids: &[u64], count: u64) {
+    for k in 0..count as usize {
+        let layout = &black_box(shared).layout;
+        let parts = layout.decompose(black_box(ids[k & (BATCH - 1)])).unwrap();
+        black_box((
+            layout.unix_ms_of(parts.ticks).unwrap(),
+            parts.sequence,
+            parts.node,
+        ));
+    }
+    shared
+        .served
+        .fetch_add(count, std::sync::atomic::Ordering::Relaxed);
 }
 
 fn main() {
@@ -194,6 +226,20 @@ fn main() {
                 .unwrap();
             run(count, || g.next_id().unwrap().get());
         }
+        "sharded-churn" => {
+            let g = ShardedGenerator::builder(wide())
+                .nodes(0..16)
+                .shards(2)
+                .build()
+                .unwrap();
+            // 1,000 short-lived threads mint and end before this one mints at all.
+            std::thread::scope(|s| {
+                for _ in 0..1_000 {
+                    s.spawn(|| g.next_id().unwrap()).join().unwrap();
+                }
+            });
+            run(count, || g.next_id().unwrap().get());
+        }
         "leased" => {
             let g = Generator::builder(wide()).node(1).build().unwrap();
             let mut lease = g.lease().unwrap();
@@ -226,6 +272,16 @@ fn main() {
             let g = Generator::builder(layout).node(1).build().unwrap();
             let ids: Vec<u64> = (0..BATCH).map(|_| g.next_id().unwrap().get()).collect();
             counted_decode(&layout, &ids, count);
+        }
+        "decompose-shared" => {
+            let layout = wide();
+            let g = Generator::builder(layout).node(1).build().unwrap();
+            let ids: Vec<u64> = (0..BATCH).map(|_| g.next_id().unwrap().get()).collect();
+            let shared = Shared {
+                served: std::sync::atomic::AtomicU64::new(0),
+                layout,
+            };
+            counted_decode_shared(&shared, &ids, count);
         }
         "list" => {
             for (name, what) in PATHS {

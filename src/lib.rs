@@ -221,6 +221,17 @@ pub mod __private {
         generator.lease_waiter_count()
     }
 
+    /// The table of sharded minting's thread slots, for its loom model.
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    pub use crate::sharded::slots::Slots;
+
+    /// The calling thread's fast-path slot in sharded generators, if it holds one: for the
+    /// tests that threads coming and going leave slots for the next.
+    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    pub fn thread_slot() -> Option<u8> {
+        crate::sharded::thread_slot()
+    }
+
     /// A layout's arithmetic the crate keeps to itself, for its tests, benches and loom
     /// models: the absolute tick of the epoch; the shifts of the time, sequence and node
     /// fields; and an ID composed of fields known to be in range.

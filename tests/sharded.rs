@@ -189,6 +189,48 @@ fn more_threads_than_shards() {
     assert!(ticks.windows(2).all(|w| w[0] <= w[1]));
 }
 
+/// Threads that come and go give their fast-path slot back: a thread started after 1,000
+/// short-lived threads have each minted and ended still holds a slot (and so mints on
+/// the fast path, not through the slow way every thread without one takes).
+#[test]
+fn a_thread_after_a_thousand_short_lived_ones_keeps_the_fast_path() {
+    let s = Arc::new(
+        ShardedGenerator::builder(wide())
+            .nodes(0..2)
+            .shards(2)
+            .build()
+            .unwrap(),
+    );
+    let mut all = HashSet::new();
+    for _ in 0..1_000 {
+        let s = s.clone();
+        let (id, slot) = std::thread::spawn(move || {
+            let id = s.next_id().unwrap();
+            (id, flakeid::__private::thread_slot())
+        })
+        .join()
+        .unwrap();
+        assert!(slot.is_some(), "a short-lived thread found no slot");
+        assert!(all.insert(id), "duplicate {id}");
+    }
+    let s2 = s.clone();
+    let (ids, slot) = std::thread::spawn(move || {
+        let ids: Vec<Id> = (0..1_000).map(|_| s2.next_id().unwrap()).collect();
+        (ids, flakeid::__private::thread_slot())
+    })
+    .join()
+    .unwrap();
+    assert!(
+        slot.is_some_and(|slot| slot < 255),
+        "the thread after 1,000 others has no fast-path slot: {slot:?}"
+    );
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "per-thread order");
+    assert!(
+        ids.iter().all(|id| all.insert(*id)),
+        "a duplicate across threads"
+    );
+}
+
 #[test]
 fn a_lease_excludes_everyone_else_and_continues_the_sequence() {
     let clock = ManualClock::from_unix_ms(T0_MS);

@@ -2,6 +2,9 @@
 //! layout's cap without touching each other's cache lines.
 
 mod builder;
+pub(crate) mod slots;
+
+use slots::Slots;
 
 use core::fmt;
 use std::sync::Arc;
@@ -17,14 +20,17 @@ use crate::id::Id;
 /// the caller hands over (for Snowflake, a range of worker ids in one datacenter; for
 /// Sonyflake, a range of machine ids).
 ///
-/// Each thread has a home shard, fixed for the thread's life (a dense per-thread index,
-/// taken once with one atomic increment, modulo the number of shards), and mints there.
+/// Each thread has a home shard, fixed for the thread's life (the lowest index free when
+/// the thread first mints, modulo the number of shards; the index goes back for the next
+/// thread when this one ends, so threads that come and go keep the fast path), and mints
+/// there.
 ///
 /// What holds:
 /// - **Unique**, always: shards differ in node id, and each shard is a lock-free
 ///   [`Generator`] that never hands out a (tick, sequence) twice, even when several
 ///   threads share it (more threads than shards is fine, just slower).
-/// - **Strictly increasing per thread**: a thread always mints on its home shard.
+/// - **Strictly increasing per thread**: a thread always mints on its home shard (save
+///   from another thread-local's destructor after the thread's index is given back).
 /// - **Time-ordered across shards, not strictly increasing**: two IDs from different
 ///   shards compare by tick first, so an ID from a later tick is larger, but within one
 ///   tick the shard with the larger node id sorts after the other whatever the order of
@@ -77,9 +83,9 @@ unsafe impl<C, G: TickGate> Send for ShardedGenerator<C, G> where Generator<C, G
 #[allow(unsafe_code)]
 unsafe impl<C, G: TickGate> Sync for ShardedGenerator<C, G> where Generator<C, G>: Sync {}
 
-/// Threads whose dense index is below this hold it as their slot in every sharded
-/// generator's table; the others, and threads that have not asked for their index yet,
-/// hold [`UNASSIGNED`].
+/// The fast-path slots: a thread holds one (its index) from its first mint until it ends,
+/// in every sharded generator's table; threads past this many alive at once, and threads
+/// that have not asked for their index yet, hold [`UNASSIGNED`].
 const SLOTS: u32 = 255;
 /// The slot of a thread with none: its table entry sends `next_id` through `home`.
 const UNASSIGNED: u8 = 255;
@@ -98,22 +104,47 @@ impl<C, G: TickGate> fmt::Debug for ShardedGenerator<C, G> {
     }
 }
 
-/// The calling thread's dense index: 0 for the first thread that asks, 1 for the next...
-/// Taken once per thread with one relaxed increment.
-/// Taking it also sets the thread's [`SLOT`].
+/// The calling thread's index: the lowest slot free when it first asks (see [`slots`]),
+/// held until the thread ends and then given back for the next thread; past [`SLOTS`]
+/// threads alive at once, an index above them (which has no slot). Taking it also sets
+/// the thread's [`SLOT`].
 fn thread_index() -> u32 {
+    use std::sync::LazyLock;
     use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    std::thread_local! {
-        static INDEX: u32 = {
-            let index = NEXT.fetch_add(1, Ordering::Relaxed);
-            if index < SLOTS {
-                SLOT.with(|slot| slot.set(index as u8));
+    static FREE: LazyLock<Slots> = LazyLock::new(|| Slots::new(SLOTS));
+    static OVERFLOW: AtomicU32 = AtomicU32::new(SLOTS);
+    /// The index a thread holds; its slot goes back to the table when the thread ends.
+    struct Held(u32);
+    impl Drop for Held {
+        fn drop(&mut self) {
+            if self.0 < SLOTS {
+                // First off this thread's fast path, then free for the next thread.
+                SLOT.set(UNASSIGNED);
+                FREE.give_back(self.0);
             }
-            index
+        }
+    }
+    std::thread_local! {
+        static INDEX: Held = {
+            match FREE.take() {
+                Some(slot) => {
+                    SLOT.set(slot as u8);
+                    Held(slot)
+                }
+                None => Held(OVERFLOW.fetch_add(1, Ordering::Relaxed)),
+            }
         };
     }
-    INDEX.with(|i| *i)
+    // A thread minting from another thread-local's destructor, after its own index is gone,
+    // gets an index of its own for that call.
+    INDEX
+        .try_with(|held| held.0)
+        .unwrap_or_else(|_| OVERFLOW.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The calling thread's fast-path slot, if it holds one (for the tests).
+pub(crate) fn thread_slot() -> Option<u8> {
+    Some(SLOT.get()).filter(|&s| s != UNASSIGNED)
 }
 
 impl<C, G: TickGate> ShardedGenerator<C, G> {

@@ -4,15 +4,18 @@
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use flakeid::decode::{Backend, Columns, Decoder};
-use flakeid::{Encoding, Error, Layout, ParseError};
+use flakeid::Layout;
+use flakeid::decode::{Backend, Decoder};
 
 use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
 use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
-use flakeid_text::rows::{ROW_MAX, Row, RowFormat, RowWriter};
+use flakeid_text::batch::Batch;
+use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
+
 mod line;
 mod table;
-use line::*;
+
+use line::{BadLine, DECODE_BATCH, id_text, parse_id};
 
 /// How much of standard input is read at a time.
 const READ_BLOCK: usize = 1 << 20;
@@ -21,9 +24,6 @@ const READ_BLOCK: usize = 1 << 20;
 /// memory stays flat (and the time linear) for any input, `/dev/zero` included.
 const MAX_LINE: usize = 64 * 1024;
 
-/// IDs per batch handed to the (SIMD) batch decoder.
-const DECODE_BATCH: usize = 4096;
-
 /// How much of a bad line an error message echoes.
 const ECHO_CHARS: usize = 80;
 
@@ -31,7 +31,7 @@ const ECHO_CHARS: usize = 80;
 /// standard error as they are met (after every good line before them is written) and
 /// counted.
 struct DecodeStream<'a, W: Write> {
-    decoder: Decoder,
+    batch: Batch,
     encoding: InputEncoding,
     rows: RowWriter,
     /// The header is written before the first row, so there is none without rows.
@@ -39,24 +39,7 @@ struct DecodeStream<'a, W: Write> {
     out: &'a mut W,
     /// One batch's rows as text, written with one call.
     text: Vec<u8>,
-    ids: Vec<u64>,
-    cols: [Vec<u64>; 4],
     bad_lines: u64,
-}
-
-/// Why a line is not an ID, and a hint at what to do.
-pub(crate) struct BadLine {
-    pub(crate) error: String,
-    pub(crate) hint: &'static str,
-}
-
-impl<E: Into<Error>> From<E> for BadLine {
-    fn from(e: E) -> Self {
-        BadLine {
-            error: e.into().to_string(),
-            hint: "",
-        }
-    }
 }
 
 impl<W: Write> DecodeStream<'_, W> {
@@ -80,7 +63,7 @@ impl<W: Write> DecodeStream<'_, W> {
             (Some(b'\r'), Some(b'\n')) => 2,
             _ => 0,
         };
-        if decimal && i > 0 && ending > 0 && v <= self.decoder.layout().max_id() {
+        if decimal && i > 0 && ending > 0 && v <= self.batch.decoder().layout().max_id() {
             self.push_id(v)?;
             return Ok(Some(i + ending));
         }
@@ -100,8 +83,8 @@ impl<W: Write> DecodeStream<'_, W> {
     /// Queues a good ID, decoding the batch once it is full.
     #[inline]
     fn push_id(&mut self, id: u64) -> CliResult {
-        self.ids.push(id);
-        if self.ids.len() == DECODE_BATCH {
+        self.batch.push(id);
+        if self.batch.len() == DECODE_BATCH {
             self.flush_batch()?;
         }
         Ok(())
@@ -149,16 +132,18 @@ impl<W: Write> DecodeStream<'_, W> {
     }
 
     fn parse(&self, line: &str) -> Result<u64, BadLine> {
-        parse_id(self.decoder.layout(), self.encoding, &id_text(line)?)
+        parse_id(
+            self.batch.decoder().layout(),
+            self.encoding,
+            &id_text(line)?,
+        )
     }
 
     fn flush_batch(&mut self) -> CliResult {
-        let n = self.ids.len();
-        if n == 0 {
+        if self.batch.is_empty() {
             return Ok(());
         }
-        decode_into(&self.decoder, &self.ids, &mut self.cols)?;
-        let [t, m, s, nd] = &self.cols;
+        self.batch.decode().map_err(|e| CliError::new(None, e))?;
         let mut at = 0;
         if !self.header_written {
             self.header_written = true;
@@ -167,66 +152,13 @@ impl<W: Write> DecodeStream<'_, W> {
             self.text[..header.len()].copy_from_slice(&header);
             at = header.len();
         }
-        for i in 0..n {
-            let row = Row {
-                id: self.ids[i],
-                ticks: t[i],
-                unix_ms: m[i],
-                sequence: s[i],
-                node: nd[i],
-            };
-            at = self.rows.row(&mut self.text, at, &row);
-        }
+        at = self.rows.rows(&mut self.text, at, &self.batch);
         self.out
             .write_all(&self.text[..at])
             .or_else(quiet_on_broken_pipe)?;
-        self.ids.clear();
+        self.batch.clear();
         Ok(())
     }
-}
-
-/// An ID of `layout` from its text: decimal, `0x` hex or base32 (as `encoding` says or
-/// `auto` guesses), or a negative decimal, read as the 64 bits of a signed column (a
-/// database's BIGINT).
-pub(crate) fn parse_id(
-    layout: &Layout,
-    encoding: InputEncoding,
-    text: &str,
-) -> Result<u64, BadLine> {
-    let signed = text
-        .strip_prefix('-')
-        .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
-    let parsed = match signed {
-        Some(_) => text.parse::<i64>().map(|v| v as u64).map_err(|_| BadLine {
-            error: "a negative number below -2^63: no 64-bit value".into(),
-            hint: "",
-        })?,
-        None => match encoding {
-            InputEncoding::Auto => Encoding::parse_any(text).map_err(|e| {
-                let hint = match e {
-                    ParseError::UnknownEncoding { .. } => encoding_hint(text),
-                    _ => "",
-                };
-                BadLine {
-                    error: e.to_string(),
-                    hint,
-                }
-            })?,
-            InputEncoding::Decimal => Encoding::Decimal.parse(text)?,
-            InputEncoding::Hex => Encoding::Hex.parse(text)?,
-            InputEncoding::Base32 => Encoding::Base32.parse(text)?,
-        },
-    };
-    layout.decompose(parsed).map_err(|e| BadLine {
-        error: e.to_string(),
-        hint: if parsed > i64::MAX as u64 && layout.is_i64_safe() {
-            "; IDs of 2^63 or more come from 64-bit layouts such as discord, instagram or \
-                 mastodon: give --layout NAME (flakeid layout --list)"
-        } else {
-            ""
-        },
-    })?;
-    Ok(parsed)
 }
 
 /// At most [`ECHO_CHARS`] characters of a bad line, quoted and escaped, with the length
@@ -301,7 +233,7 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     }
     let format = format.unwrap_or(RowFormat::Table);
     let mut stream = DecodeStream {
-        decoder: Decoder::with_backend(&layout, backend(a.backend)?),
+        batch: Batch::new(Decoder::with_backend(&layout, backend(a.backend)?)),
         encoding: a.encoding,
         rows: RowWriter::new(&layout, format),
         header_written: false,
@@ -309,8 +241,6 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
         // Sized once (a row never takes more than ROW_MAX) and never shrunk: rows are
         // written in place, and only the written part goes out.
         text: vec![0; (DECODE_BATCH + 1) * ROW_MAX],
-        ids: Vec::with_capacity(DECODE_BATCH),
-        cols: std::array::from_fn(|_| Vec::with_capacity(DECODE_BATCH)),
         bad_lines: 0,
     };
     if a.ids.is_empty() {
@@ -397,24 +327,4 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Decodes `ids` into the four columns (ticks, Unix ms, sequence, node), each resized to
-/// the batch.
-fn decode_into(decoder: &Decoder, ids: &[u64], cols: &mut [Vec<u64>; 4]) -> CliResult {
-    for c in cols.iter_mut() {
-        c.resize(ids.len(), 0);
-    }
-    let [t, m, s, nd] = cols;
-    decoder
-        .decode(
-            ids,
-            Columns {
-                ticks: Some(t),
-                unix_ms: Some(m),
-                sequence: Some(s),
-                node: Some(nd),
-            },
-        )
-        .map_err(|e| CliError::new(None, e))
 }

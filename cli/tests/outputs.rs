@@ -117,16 +117,20 @@ fn same_as_recorded(name: &str, got: &str) {
     let want = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}; record it with FLAKEID_BLESS=1", path.display()));
     if got != want {
-        let line = got
-            .lines()
-            .zip(want.lines())
+        let at = got
+            .bytes()
+            .zip(want.bytes())
             .position(|(g, w)| g != w)
-            .unwrap_or(got.lines().count().min(want.lines().count()));
+            .unwrap_or(got.len().min(want.len()));
+        let line = got[..at].lines().count().max(1);
+        let around = |text: &str| {
+            let bytes = &text.as_bytes()[at.saturating_sub(60)..(at + 60).min(text.len())];
+            String::from_utf8_lossy(bytes).into_owned()
+        };
         panic!(
-            "{name} differs from the recorded output at line {}:\n got: {:?}\nwant: {:?}",
-            line + 1,
-            got.lines().nth(line),
-            want.lines().nth(line)
+            "{name} differs from the recorded output at byte {at} (line {line}):\n got: {:?}\nwant: {:?}",
+            around(got),
+            around(&want)
         );
     }
 }

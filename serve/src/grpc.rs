@@ -197,11 +197,12 @@ impl IdService for IdGrpc {
             .into());
         }
         let layout = *self.service.layout();
-        let rows = self.service.decode(&ids)?;
+        let mut batch = self.service.batch();
+        self.service.decode_into(&ids, 0, &mut batch)?;
         let fields = flakeid_text::NodeFields::of(&layout);
         let (split, machine) = (fields.datacenter_worker, fields.machine);
-        let out = rows
-            .into_iter()
+        let out = (0..batch.decoded())
+            .filter_map(|i| batch.row(i))
             .map(|r| {
                 let (datacenter, worker) = if split {
                     let (d, w) = layout.split_node(r.node);

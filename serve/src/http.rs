@@ -424,35 +424,31 @@ async fn decode(
 /// that does not fit the layout is an error naming it.
 async fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<u8>, ServiceError> {
     const CHUNK: usize = 4096;
-    let rows = s.decode(ids)?;
-    let n = rows.len();
+    let mut batch = s.batch();
     let mut writer = RowWriter::new(s.layout(), RowFormat::Json);
     // A row takes about 200 bytes; the writer grows `out` when a row might not fit.
-    let mut out = Vec::with_capacity(n * 224 + ROW_MAX);
-    out.resize(ROW_MAX + 1, 0);
+    let mut out = Vec::with_capacity(ids.len() * 224 + ROW_MAX);
     let mut at = 0;
     if !ndjson {
-        out[0] = b'[';
+        // The rows of an array end in commas; the last becomes the closing bracket.
+        writer = writer.separator(b',');
+        out.push(b'[');
         at = 1;
     }
-    for (i, row) in rows.iter().enumerate() {
-        if i > 0 && i % CHUNK == 0 {
+    for (k, chunk) in ids.chunks(CHUNK).enumerate() {
+        if k > 0 {
             tokio::task::yield_now().await;
         }
-        at = writer.row(&mut out, at, row);
-        if !ndjson {
-            // The row's newline becomes the array's comma.
-            out[at - 1] = b',';
-        }
-    }
-    if !ndjson {
-        if n > 0 {
-            at -= 1;
-        }
-        out[at] = b']';
-        at += 1;
+        s.decode_into(chunk, k * CHUNK, &mut batch)?;
+        at = writer.rows(&mut out, at, &batch);
     }
     out.truncate(at);
+    if !ndjson {
+        if !ids.is_empty() {
+            out.pop();
+        }
+        out.push(b']');
+    }
     Ok(out)
 }
 

@@ -66,6 +66,7 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwapOption;
 use flakeid::Layout;
 use flakeid::decode::Decoder;
+use flakeid_text::batch::Batch;
 use metrics_exporter_prometheus::PrometheusHandle;
 
 /// The most IDs one request may ask for (`/v1/ids`, gRPC `Next`); a stream may ask for
@@ -297,42 +298,32 @@ impl Service {
         self.draining.load(Ordering::SeqCst)
     }
 
-    /// Decodes `ids` with the batch decoder into rows, or says which ID does not fit the
-    /// layout (the message the HTTP and gRPC routes answer with).
-    pub fn decode(&self, ids: &[u64]) -> Result<Vec<flakeid_text::rows::Row>, ServiceError> {
-        let n = ids.len();
-        let (mut ticks, mut unix_ms, mut sequence, mut node) =
-            (vec![0; n], vec![0; n], vec![0; n], vec![0; n]);
-        self.decoder
-            .decode(
-                ids,
-                flakeid::decode::Columns {
-                    ticks: Some(&mut ticks),
-                    unix_ms: Some(&mut unix_ms),
-                    sequence: Some(&mut sequence),
-                    node: Some(&mut node),
-                },
-            )
-            .map_err(|e| {
-                let layout = &self.layout;
-                let bad = ids
-                    .iter()
-                    .position(|&id| layout.decompose(id).is_err())
-                    .map(|i| format!("ID {} (element {i}): ", ids[i]))
-                    .unwrap_or_default();
-                ServiceError::BadRequest(format!(
-                    "{bad}{e}; send IDs of the server's layout ({layout})"
-                ))
-            })?;
-        Ok((0..n)
-            .map(|i| flakeid_text::rows::Row {
-                id: ids[i],
-                ticks: ticks[i],
-                unix_ms: unix_ms[i],
-                sequence: sequence[i],
-                node: node[i],
-            })
-            .collect())
+    /// An empty batch on this service's decoder, for [`Service::decode_into`].
+    pub fn batch(&self) -> Batch {
+        Batch::new(self.decoder.clone())
+    }
+
+    /// Decodes `ids` into `batch`, or says which ID does not fit the layout (the message
+    /// the HTTP and gRPC routes answer with): its element number is `offset` plus its
+    /// index in `ids`, for a request decoded a part at a time.
+    pub fn decode_into(
+        &self,
+        ids: &[u64],
+        offset: usize,
+        batch: &mut Batch,
+    ) -> Result<(), ServiceError> {
+        batch.decode_slice(ids).map_err(|e| {
+            let bad = match e {
+                flakeid::Error::IdOutOfLayout {
+                    id, index: Some(i), ..
+                } => format!("ID {id} (element {}): ", offset + i),
+                _ => String::new(),
+            };
+            ServiceError::BadRequest(format!(
+                "{bad}{e}; send IDs of the server's layout ({})",
+                self.layout
+            ))
+        })
     }
 
     /// Whether every node id can mint now, and if not why.

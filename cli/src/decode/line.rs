@@ -1,6 +1,72 @@
-//! One input line's ID text: a bare ID, a JSON string or a JSON object with an `id` field; and the hint a bad ID's message gives.
+//! One input line's ID: its text (a bare ID, a JSON string or a JSON object with an `id`
+//! field), the ID read from it for a layout, and why a line has none, with a hint. Below
+//! both ways of decoding (`decode.rs`'s lines and `table.rs`'s column).
 
-use super::*;
+use flakeid::{Encoding, Error, Layout, ParseError};
+
+use crate::args::InputEncoding;
+
+/// IDs per batch handed to the (SIMD) batch decoder.
+pub(super) const DECODE_BATCH: usize = 4096;
+
+/// Why a line is not an ID, and a hint at what to do.
+pub(crate) struct BadLine {
+    pub(crate) error: String,
+    pub(crate) hint: &'static str,
+}
+
+impl<E: Into<Error>> From<E> for BadLine {
+    fn from(e: E) -> Self {
+        BadLine {
+            error: e.into().to_string(),
+            hint: "",
+        }
+    }
+}
+
+/// An ID of `layout` from its text: decimal, `0x` hex or base32 (as `encoding` says or
+/// `auto` guesses), or a negative decimal, read as the 64 bits of a signed column (a
+/// database's BIGINT).
+pub(super) fn parse_id(
+    layout: &Layout,
+    encoding: InputEncoding,
+    text: &str,
+) -> Result<u64, BadLine> {
+    let signed = text
+        .strip_prefix('-')
+        .filter(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    let parsed = match signed {
+        Some(_) => text.parse::<i64>().map(|v| v as u64).map_err(|_| BadLine {
+            error: "a negative number below -2^63: no 64-bit value".into(),
+            hint: "",
+        })?,
+        None => match encoding {
+            InputEncoding::Auto => Encoding::parse_any(text).map_err(|e| {
+                let hint = match e {
+                    ParseError::UnknownEncoding { .. } => encoding_hint(text),
+                    _ => "",
+                };
+                BadLine {
+                    error: e.to_string(),
+                    hint,
+                }
+            })?,
+            InputEncoding::Decimal => Encoding::Decimal.parse(text)?,
+            InputEncoding::Hex => Encoding::Hex.parse(text)?,
+            InputEncoding::Base32 => Encoding::Base32.parse(text)?,
+        },
+    };
+    layout.decompose(parsed).map_err(|e| BadLine {
+        error: e.to_string(),
+        hint: if parsed > i64::MAX as u64 && layout.is_i64_safe() {
+            "; IDs of 2^63 or more come from 64-bit layouts such as discord, instagram or \
+                 mastodon: give --layout NAME (flakeid layout --list)"
+        } else {
+            ""
+        },
+    })?;
+    Ok(parsed)
+}
 
 /// The ID text of a line: the line itself, a JSON string, or the `id` field of a JSON
 /// object (a string or a number).

@@ -8,12 +8,13 @@
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
+use flakeid::Layout;
 use flakeid::decode::Decoder;
 use flakeid::rfc3339::Timestamp;
 use flakeid_text::NodeFields;
-use flakeid_text::rows::RowFormat;
+use flakeid_text::rows::{Row, RowFormat};
 
-use super::{BadLine, DECODE_BATCH, parse_id};
+use super::line::{BadLine, DECODE_BATCH, parse_id};
 use crate::args::InputEncoding;
 use crate::{CliError, CliResult, quiet_on_broken_pipe, warn};
 
@@ -56,25 +57,23 @@ fn field_names(decoder: &Decoder, column: &str, taken: &[String]) -> Vec<String>
 
 /// One row's decoded values, in `field_names` order: the time as RFC 3339 text, the rest
 /// as numbers.
-fn values(decoder: &Decoder, cols: &[Vec<u64>; 4], i: usize) -> Vec<serde_json::Value> {
-    let [ticks, unix_ms, sequence, node] = cols;
-    let layout = decoder.layout();
+fn values(layout: &Layout, r: Row) -> Vec<serde_json::Value> {
     let f = NodeFields::of(layout);
     let mut v: Vec<serde_json::Value> = vec![
-        Timestamp(i128::from(unix_ms[i]) * 1_000_000)
+        Timestamp(i128::from(r.unix_ms) * 1_000_000)
             .to_string()
             .into(),
-        unix_ms[i].into(),
-        ticks[i].into(),
-        sequence[i].into(),
-        node[i].into(),
+        r.unix_ms.into(),
+        r.ticks.into(),
+        r.sequence.into(),
+        r.node.into(),
     ];
     if f.datacenter_worker {
-        let (a, b) = layout.split_node(node[i]);
+        let (a, b) = layout.split_node(r.node);
         v.extend([a.into(), b.into()]);
     }
     if f.machine {
-        v.push(node[i].into());
+        v.push(r.node.into());
     }
     v
 }
@@ -93,16 +92,14 @@ type Decoded = Result<Vec<serde_json::Value>, String>;
 
 struct Batch<R> {
     rows: Vec<(R, Result<u64, String>)>,
-    ids: Vec<u64>,
-    cols: [Vec<u64>; 4],
+    ids: flakeid_text::batch::Batch,
 }
 
 impl<R> Batch<R> {
-    fn new() -> Batch<R> {
+    fn new(decoder: &Decoder) -> Batch<R> {
         Batch {
             rows: Vec::with_capacity(DECODE_BATCH),
-            ids: Vec::with_capacity(DECODE_BATCH),
-            cols: std::array::from_fn(|_| Vec::with_capacity(DECODE_BATCH)),
+            ids: flakeid_text::batch::Batch::new(decoder.clone()),
         }
     }
 
@@ -110,18 +107,20 @@ impl<R> Batch<R> {
     /// no ID.
     fn decode(&mut self, decoder: &Decoder) -> CliResult<Vec<(R, Decoded)>> {
         self.ids.clear();
-        self.ids.extend(
-            self.rows
-                .iter()
-                .filter_map(|(_, id)| id.as_ref().ok().copied()),
-        );
-        super::decode_into(decoder, &self.ids, &mut self.cols)?;
+        for id in self.rows.iter().filter_map(|(_, id)| id.as_ref().ok()) {
+            self.ids.push(*id);
+        }
+        self.ids.decode().map_err(|e| CliError::new(None, e))?;
         let mut k = 0;
         let mut out = Vec::with_capacity(self.rows.len());
         for (row, id) in self.rows.drain(..) {
-            let decoded = id.map(|_| {
+            let decoded = id.and_then(|_| {
                 k += 1;
-                values(decoder, &self.cols, k - 1)
+                let row = self
+                    .ids
+                    .row(k - 1)
+                    .ok_or_else(|| "no decoded row".to_string())?;
+                Ok(values(decoder.layout(), row))
             });
             out.push((row, decoded));
         }
@@ -291,7 +290,7 @@ fn csv_table(
         w.write_record(names.iter().chain(&fields))
             .map_err(|e| CliError::new(None, e))?;
     }
-    let mut batch: Batch<(u64, csv::StringRecord)> = Batch::new();
+    let mut batch: Batch<(u64, csv::StringRecord)> = Batch::new(decoder);
     let mut bad = 0u64;
     let mut number = 1u64;
     let mut pending = (!header).then_some(first);
@@ -389,7 +388,7 @@ fn ndjson(
             ));
         }
     };
-    let mut batch: Batch<JsonRow> = Batch::new();
+    let mut batch: Batch<JsonRow> = Batch::new(decoder);
     let mut bad = 0u64;
     let mut fields: Option<Vec<String>> = None;
     let lines = io::BufReader::new(reader);

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use crossbeam_utils::CachePadded;
 use flakeid::claim::{ClaimGate, ClaimState, ClaimStatus};
 use flakeid::{Generator, Id, Layout, MintError, ShardedGenerator};
 
@@ -15,7 +16,8 @@ use flakeid::{Generator, Id, Layout, MintError, ShardedGenerator};
 pub struct Minter {
     shards: Shards,
     /// Per shard: single-ID requests waiting for its next tick.
-    waiting: Box<[Waiting]>,
+    /// Each shard's count of single-ID requests waiting, on a cache line of its own.
+    waiting: Box<[CachePadded<AtomicU32>]>,
     /// The most IDs a batch takes from a shard in one go: a quarter of a tick's sequence.
     chunk: usize,
 }
@@ -28,11 +30,6 @@ enum Shards {
         ready_margin: Duration,
     },
 }
-
-/// A shard's count of single-ID requests waiting, on a cache line of its own.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct Waiting(AtomicU32);
 
 /// Counts a single-ID request as waiting on a shard for as long as it lives.
 struct WaitingGuard<'a>(&'a AtomicU32);
@@ -107,7 +104,7 @@ impl Minter {
             .checked_shl(layout.sequence_bits())
             .unwrap_or(usize::MAX);
         Minter {
-            waiting: (0..len).map(|_| Waiting::default()).collect(),
+            waiting: (0..len).map(|_| CachePadded::default()).collect(),
             chunk: (per_tick / 4).clamp(1, 8192),
             shards,
         }
@@ -146,7 +143,7 @@ impl Minter {
                 | MintError::ReservationExpired { .. },
             ) => {
                 let shard = self.home();
-                let _waiting = WaitingGuard::new(&self.waiting[shard].0);
+                let _waiting = WaitingGuard::new(&self.waiting[shard]);
                 with_shards!(&self.shards, g => g.shards()[shard].next_id_async().await)
             }
             done => done,
@@ -178,7 +175,7 @@ impl Minter {
             let end = out.len().min(done + self.chunk);
             // How long to wait, and the error to answer if that is past the bound (a lease
             // or a fence; else the wait was too long).
-            let (wait, refusal) = if self.waiting[shard].0.load(Ordering::SeqCst) > 0 {
+            let (wait, refusal) = if self.waiting[shard].load(Ordering::SeqCst) > 0 {
                 // A single-ID request waits for this shard's next tick: let it have it.
                 (unit, None)
             } else {

@@ -167,13 +167,6 @@ fn fold(
     Ok(value)
 }
 
-/// The decimal digits of 0 to 99, two bytes each.
-pub(crate) const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
 /// Writes `v` in decimal at the start of `buf`, straight into place (its length is known
 /// first), in blocks of eight digits: at most two divisions of the `u64` (by constants,
 /// so multiplications), each block's digits found all at once in the lanes of one `u64`

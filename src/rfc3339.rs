@@ -12,7 +12,6 @@
 
 use core::fmt::{self, Write};
 
-use crate::encoding::PAIRS;
 use crate::parse::ParseError;
 
 const NS_PER_SEC: i128 = 1_000_000_000;
@@ -55,12 +54,19 @@ fn days_in_month(y: i128, m: u32) -> u32 {
     }
 }
 
-/// The first and last second (Unix) of years 0000 to 9999, the range [`date_time`] writes.
-const FOUR_DIGIT_YEARS: core::ops::RangeInclusive<i64> = -62_167_219_200..=253_402_300_799;
-
 /// Seconds from 0000-01-01 to 1970-01-01: added to make every four-digit year's seconds
 /// non-negative.
 const SECONDS_FROM_YEAR_0: i64 = 62_167_219_200;
+
+/// The first and last second (Unix) of years 0000 to 9999, the range [`date_time`] writes.
+const FOUR_DIGIT_YEARS: core::ops::RangeInclusive<i64> = -SECONDS_FROM_YEAR_0..=253_402_300_799;
+
+/// The decimal digits of 0 to 99, two bytes each.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 /// The civil date (year, month, day) of a day count from 1970-01-01, for the days of years
 /// 0000 to 9999: Neri and Schneider's algorithm ("Euclidean affine functions and their

@@ -70,7 +70,8 @@ impl Slots {
         self.held[w].fetch_and(!(1 << bit), Ordering::Release);
     }
 
-    /// Whether `slot` is held now (for tests).
+    /// Whether `slot` is held now.
+    #[cfg(test)]
     pub fn is_held(&self, slot: u32) -> bool {
         slot < self.limit
             && self.held[(slot / 64) as usize].load(Ordering::Relaxed) & 1 << (slot % 64) != 0

@@ -109,63 +109,89 @@ impl Batch {
         if i >= self.decoded {
             return None;
         }
-        let (ticks, unix_ms) = (self.cols.ticks()?, self.cols.unix_ms()?);
-        let (sequence, node) = match (self.cols.sequence(), self.cols.node()) {
-            (Some(s), Some(n)) => (u64::from(s[i]), u64::from(n[i])),
-            _ => (self.cols.sequence_wide()?[i], self.cols.node_wide()?[i]),
-        };
-        Some(Row {
-            id: self.ids[i],
-            ticks: ticks[i],
-            unix_ms: unix_ms[i],
-            sequence,
-            node,
+        Some(match self.columns()? {
+            Width::Narrow(c) => c.row(i),
+            Width::Wide(c) => c.row(i),
         })
     }
 
     /// The decoded columns, for [`RowWriter::rows`](crate::rows::RowWriter::rows): the IDs,
     /// ticks, Unix ms, and the sequence and node in the width held.
-    pub(crate) fn columns(&self) -> Option<Columns<'_>> {
+    pub(crate) fn columns(&self) -> Option<Width<'_>> {
         let n = self.decoded;
-        let ids = &self.ids[..n];
-        let (ticks, unix_ms) = (self.cols.ticks()?, self.cols.unix_ms()?);
+        let (ids, ticks, unix_ms) = (
+            &self.ids[..n],
+            &self.cols.ticks()?[..n],
+            &self.cols.unix_ms()?[..n],
+        );
         Some(match (self.cols.sequence(), self.cols.node()) {
-            (Some(sequence), Some(node)) => Columns::Narrow {
+            (Some(sequence), Some(node)) => Width::Narrow(Columns {
                 ids,
                 ticks,
                 unix_ms,
-                sequence,
-                node,
-            },
-            _ => Columns::Wide {
+                sequence: &sequence[..n],
+                node: &node[..n],
+            }),
+            _ => Width::Wide(Columns {
                 ids,
                 ticks,
                 unix_ms,
-                sequence: self.cols.sequence_wide()?,
-                node: self.cols.node_wide()?,
-            },
+                sequence: &self.cols.sequence_wide()?[..n],
+                node: &self.cols.node_wide()?[..n],
+            }),
         })
     }
 }
 
-/// A decoded batch's columns, all of one length.
-pub(crate) enum Columns<'a> {
-    /// The sequence and node as `u32`.
-    Narrow {
-        ids: &'a [u64],
-        ticks: &'a [u64],
-        unix_ms: &'a [u64],
-        sequence: &'a [u32],
-        node: &'a [u32],
-    },
-    /// The sequence and node as `u64`.
-    Wide {
-        ids: &'a [u64],
-        ticks: &'a [u64],
-        unix_ms: &'a [u64],
-        sequence: &'a [u64],
-        node: &'a [u64],
-    },
+/// A decoded batch's columns, all of one length, the sequence and node as `S`.
+pub(crate) struct Columns<'a, S> {
+    ids: &'a [u64],
+    ticks: &'a [u64],
+    unix_ms: &'a [u64],
+    sequence: &'a [S],
+    node: &'a [S],
+}
+
+impl<S: Copy + Into<u64>> Columns<'_, S> {
+    /// How many rows.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Every row, in order (each column cut to the IDs' length first, so that no row pays
+    /// a bounds check per column).
+    pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {
+        let n = self.ids.len();
+        let (ids, ticks, unix_ms) = (self.ids, &self.ticks[..n], &self.unix_ms[..n]);
+        let (sequence, node) = (&self.sequence[..n], &self.node[..n]);
+        (0..n).map(move |i| Row {
+            id: ids[i],
+            ticks: ticks[i],
+            unix_ms: unix_ms[i],
+            sequence: sequence[i].into(),
+            node: node[i].into(),
+        })
+    }
+
+    /// Row `i` (below [`Columns::len`]).
+    #[inline(always)]
+    pub(crate) fn row(&self, i: usize) -> Row {
+        Row {
+            id: self.ids[i],
+            ticks: self.ticks[i],
+            unix_ms: self.unix_ms[i],
+            sequence: self.sequence[i].into(),
+            node: self.node[i].into(),
+        }
+    }
+}
+
+/// A batch's columns in the width it holds the sequence and node in.
+pub(crate) enum Width<'a> {
+    /// As `u32`.
+    Narrow(Columns<'a, u32>),
+    /// As `u64`.
+    Wide(Columns<'a, u64>),
 }
 
 #[cfg(test)]

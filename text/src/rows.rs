@@ -7,7 +7,7 @@
 use flakeid::rfc3339::{self, Timestamp};
 use flakeid::{Encoding, Layout};
 
-use crate::batch::{Batch, Columns};
+use crate::batch::{Batch, Columns, Width};
 
 /// The text form of decoded rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,56 +314,27 @@ impl RowWriter {
     /// Writes every decoded row of `batch` into `out` from `at`, as [`RowWriter::row`]
     /// writes each, and returns where the last ends. `out` is grown once for the batch.
     pub fn rows(&mut self, out: &mut Vec<u8>, at: usize, batch: &Batch) -> usize {
-        let Some(columns) = batch.columns() else {
-            return at;
-        };
-        match columns {
-            Columns::Narrow {
-                ids,
-                ticks,
-                unix_ms,
-                sequence,
-                node,
-            } => self.columns(out, at, ids, ticks, unix_ms, sequence, node),
-            Columns::Wide {
-                ids,
-                ticks,
-                unix_ms,
-                sequence,
-                node,
-            } => self.columns(out, at, ids, ticks, unix_ms, sequence, node),
+        match batch.columns() {
+            Some(Width::Narrow(c)) => self.columns(out, at, &c),
+            Some(Width::Wide(c)) => self.columns(out, at, &c),
+            None => at,
         }
     }
 
     /// [`RowWriter::rows`] for one width of the sequence and node columns.
-    #[allow(clippy::too_many_arguments)]
-    fn columns<S: Copy + Into<u64>, N: Copy + Into<u64>>(
+    fn columns<S: Copy + Into<u64>>(
         &mut self,
         out: &mut Vec<u8>,
         mut at: usize,
-        ids: &[u64],
-        ticks: &[u64],
-        unix_ms: &[u64],
-        sequence: &[S],
-        node: &[N],
+        c: &Columns<'_, S>,
     ) -> usize {
-        let n = ids.len();
-        let (ticks, unix_ms, sequence, node) =
-            (&ticks[..n], &unix_ms[..n], &sequence[..n], &node[..n]);
         let need = at
-            .saturating_add(n.saturating_mul(ROW_MAX / 2))
+            .saturating_add(c.len().saturating_mul(ROW_MAX / 2))
             .saturating_add(ROW_MAX);
         if out.len() < need {
             out.resize(need, 0);
         }
-        for i in 0..n {
-            let row = Row {
-                id: ids[i],
-                ticks: ticks[i],
-                unix_ms: unix_ms[i],
-                sequence: sequence[i].into(),
-                node: node[i].into(),
-            };
+        for row in c.rows() {
             at = self.row(out, at, &row);
         }
         at

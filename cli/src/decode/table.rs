@@ -86,38 +86,39 @@ fn field(v: &serde_json::Value) -> String {
     }
 }
 
-/// A batch of rows waiting for the decoder: each row's ID, or why it has none.
 /// A row's decoded values, or why it had no ID.
 type Decoded = Result<Vec<serde_json::Value>, String>;
 
+/// A batch of rows waiting for the decoder: each row's ID, or why it has none.
 struct Batch<R> {
     rows: Vec<(R, Result<u64, String>)>,
-    ids: flakeid_text::batch::Batch,
+    /// The good rows' IDs and, once decoded, their columns.
+    good: flakeid_text::batch::Batch,
 }
 
 impl<R> Batch<R> {
     fn new(decoder: &Decoder) -> Batch<R> {
         Batch {
             rows: Vec::with_capacity(DECODE_BATCH),
-            ids: flakeid_text::batch::Batch::new(decoder.clone()),
+            good: flakeid_text::batch::Batch::new(decoder.clone()),
         }
     }
 
     /// Decodes the batch's good IDs; then each row with its decoded values, or why it had
     /// no ID.
     fn decode(&mut self, decoder: &Decoder) -> CliResult<Vec<(R, Decoded)>> {
-        self.ids.clear();
+        self.good.clear();
         for id in self.rows.iter().filter_map(|(_, id)| id.as_ref().ok()) {
-            self.ids.push(*id);
+            self.good.push(*id);
         }
-        self.ids.decode().map_err(|e| CliError::new(None, e))?;
+        self.good.decode().map_err(|e| CliError::new(None, e))?;
         let mut k = 0;
         let mut out = Vec::with_capacity(self.rows.len());
         for (row, id) in self.rows.drain(..) {
             let decoded = id.and_then(|_| {
                 k += 1;
                 let row = self
-                    .ids
+                    .good
                     .row(k - 1)
                     .ok_or_else(|| "no decoded row".to_string())?;
                 Ok(values(decoder.layout(), row))

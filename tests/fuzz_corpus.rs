@@ -4,6 +4,12 @@
 #[path = "../fuzz/src/checks.rs"]
 #[allow(dead_code)]
 mod checks;
+#[path = "../fuzz/src/input.rs"]
+#[allow(dead_code)]
+mod input;
+#[path = "../fuzz/src/mint.rs"]
+#[allow(dead_code)]
+mod mint;
 
 use std::path::Path;
 
@@ -53,5 +59,5 @@ fn parse_corpus() {
 
 #[test]
 fn generator_corpus() {
-    replay("generator", checks::generator);
+    replay("generator", mint::generator);
 }

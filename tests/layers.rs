@@ -8,7 +8,20 @@ use std::path::Path;
 
 /// Every source file of the core, by path under `src/`, with its text before `#[cfg(test)]`.
 fn sources() -> BTreeMap<String, String> {
-    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    walk(&root, &root, &mut out);
+    assert!(
+        out.len() > 40,
+        "the sources were not found under {}",
+        root.display()
+    );
+    out
+}
+
+/// The code before the tests of every `.rs` file under `dir`, by its path from `root`.
+fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
+    {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
@@ -25,15 +38,6 @@ fn sources() -> BTreeMap<String, String> {
             }
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out = BTreeMap::new();
-    walk(&root, &root, &mut out);
-    assert!(
-        out.len() > 40,
-        "the sources were not found under {}",
-        root.display()
-    );
-    out
 }
 
 /// The module path of a file: `claim/holder.rs` is `claim::holder`, `claim/mod.rs` is `claim`.
@@ -160,4 +164,74 @@ fn no_file_of_the_core_is_over_480_lines_before_its_tests() {
         .map(|(f, n)| format!("src/{f}: {n} lines"))
         .collect();
     assert!(long.is_empty(), "{long:#?}");
+}
+
+/// The same bound on every package of the workspace: each member's `src/` (the packages
+/// beside the core, the Python extension and its harness, the test kits).
+#[test]
+fn no_file_of_the_workspace_is_over_480_lines_before_its_tests() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = BTreeMap::new();
+    for member in std::fs::read_dir(top).unwrap().flatten() {
+        for package in [member.path(), member.path().join("harness")] {
+            let src = package.join("src");
+            if package.join("Cargo.toml").is_file() && src.is_dir() {
+                walk(&src, top, &mut files);
+            }
+        }
+    }
+    assert!(
+        files.keys().any(|f| f.starts_with("serve/src/")) && files.len() > 60,
+        "the packages' sources were not found under {}",
+        top.display()
+    );
+    let long: Vec<String> = files
+        .into_iter()
+        .map(|(f, code)| (f, code.lines().count()))
+        .filter(|(_, n)| *n > 480)
+        .map(|(f, n)| format!("{f}: {n} lines"))
+        .collect();
+    assert!(long.is_empty(), "{long:#?}");
+}
+
+/// No two files of any other package of the workspace use each other either (the service's
+/// handlers and its metrics, the tool's subcommands and what they share, ...).
+#[test]
+fn no_two_files_of_any_package_use_each_other() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut circles = Vec::new();
+    let mut edges = 0;
+    for member in std::fs::read_dir(top).unwrap().flatten() {
+        for package in [member.path(), member.path().join("harness")] {
+            let src = package.join("src");
+            if !(package.join("Cargo.toml").is_file() && src.is_dir()) {
+                continue;
+            }
+            let mut sources = BTreeMap::new();
+            walk(&src, &src, &mut sources);
+            let modules: BTreeMap<Vec<String>, String> = sources
+                .keys()
+                .filter(|f| f.as_str() != "main.rs")
+                .map(|f| (module_of(f), f.clone()))
+                .collect();
+            let graph: BTreeMap<&String, BTreeSet<String>> = sources
+                .iter()
+                .map(|(f, code)| (f, uses(f, code, &modules)))
+                .collect();
+            edges += graph.values().map(BTreeSet::len).sum::<usize>();
+            let name = package.strip_prefix(top).unwrap().display().to_string();
+            for (a, deps) in &graph {
+                for b in deps {
+                    if a.as_str() < b.as_str()
+                        && graph.get(b).is_some_and(|d| d.contains(a.as_str()))
+                    {
+                        circles.push(format!("{name}/src/{a} <-> {name}/src/{b}"));
+                    }
+                }
+            }
+        }
+    }
+    // The check sees edges at all.
+    assert!(edges > 50, "{edges} uses between the packages' files");
+    assert!(circles.is_empty(), "{circles:#?}");
 }

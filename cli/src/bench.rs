@@ -10,7 +10,8 @@ use flakeid::clock::{CoarseClock, MonotonicClock};
 use flakeid::{Clock, Error, Id, MintError, ShardedGenerator};
 
 use crate::args::BenchArgs;
-use crate::{CliError, CliResult, parse_layout, print_out};
+use crate::flags::parse_layout;
+use crate::out::{CliError, CliResult, print_out};
 
 type BenchWorker = std::thread::JoinHandle<Result<(), MintError>>;
 

@@ -11,7 +11,7 @@ use flakeid::clock::SystemClock;
 use flakeid::rfc3339::Timestamp;
 
 use crate::args::ClaimsArgs;
-use crate::{CliError, CliResult, print_out};
+use crate::out::{CliError, CliResult, print_out};
 
 pub(crate) fn run(a: ClaimsArgs) -> CliResult<ExitCode> {
     let url = a.store.claim.as_deref().ok_or_else(|| {
@@ -24,7 +24,7 @@ pub(crate) fn run(a: ClaimsArgs) -> CliResult<ExitCode> {
         claim::check_namespace(ns).map_err(|e| CliError::new(Some("--namespace"), e))?;
     }
     crate::stores::built_in(url)?;
-    let options = crate::generate::open_options(&a.store)?;
+    let options = crate::stores::open_options(&a.store)?;
     let store = crate::stores::open(url, &options)?;
     let err = |e| CliError::new(Some("--claim"), e);
     if let Some(node) = a.repair {
@@ -146,6 +146,13 @@ fn table(out: &mut String, infos: &[ClaimInfo]) {
         if let Some(problem) = &i.problem {
             let _ = writeln!(out, "node {}: {problem}", i.node);
         }
+    }
+    if let Some(i) = infos.iter().find(|i| i.state == NodeState::Corrupt) {
+        let _ = writeln!(
+            out,
+            "repair an unreadable node with `flakeid claims --repair {} --window DURATION` (the same --claim and --namespace)",
+            i.node
+        );
     }
 }
 

@@ -7,7 +7,8 @@ use flakeid::error::Field;
 use flakeid::rfc3339;
 
 use crate::args::ComposeArgs;
-use crate::{CliError, CliResult, node_flag, parse_layout, print_out, resolve_node};
+use crate::flags::{node_flag, parse_layout, resolve_node};
+use crate::out::{CliError, CliResult, print_out};
 
 /// A `--time`: Unix milliseconds (digits only), or RFC 3339 with the expanded years
 /// `decode` prints past 9999.

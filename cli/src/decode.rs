@@ -8,7 +8,8 @@ use flakeid::Layout;
 use flakeid::decode::{Backend, Decoder};
 
 use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
-use crate::{CliError, CliResult, parse_layout, quiet_on_broken_pipe, warn};
+use crate::flags::parse_layout;
+use crate::out::{CliError, CliResult, quiet_on_broken_pipe, warn};
 use flakeid_text::batch::Batch;
 use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 

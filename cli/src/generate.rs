@@ -7,14 +7,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use flakeid::claim::{ClaimError, ClaimGate, ClaimStatus, Claims};
+use flakeid::claim::{ClaimGate, ClaimStatus};
 use flakeid::clock::MonotonicClock;
 use flakeid::generator::{TickGate, Unfenced};
 use flakeid::rfc3339::Timestamp;
 use flakeid::{Clock, Encoding, Generator, Id, Layout};
 
-use crate::args::{ClaimArgs, ClaimStoreArgs, Format, GenArgs, NodeArgs};
-use crate::{CliError, CliResult, io_err, parse_layout, resolve_node, warn};
+use crate::args::{Format, GenArgs, NodeArgs};
+use crate::flags::{parse_layout, resolve_node};
+use crate::out::{CliError, CliResult, io_err, warn};
+use crate::stores::{claim_error, claims_of, warn_since};
 
 /// The signal that asked `gen` to stop (0: none). Minting stops between batches, every ID
 /// minted is written out, and the generator is dropped, which releases its claim: a
@@ -42,8 +44,6 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
     match &a.claim.store.claim {
         Some(url) => {
             refuse_node_flags(&a.node)?;
-            refuse_ttl_without_lease(url, &a.claim)?;
-            crate::stores::built_in(url)?;
             let claims = claims_of(url, &a.claim)?;
             let (store, shown) = (Arc::clone(claims.store()), claims.store().warnings().len());
             let built = builder.build_claimed(claims);
@@ -267,94 +267,6 @@ pub(crate) fn refuse_node_flags(node: &NodeArgs) -> CliResult {
         )),
         None => Ok(()),
     }
-}
-
-/// `--ttl` is the lease of a coordinator; a file or static claim has none, and a silently
-/// ignored flag would mislead.
-pub(crate) fn refuse_ttl_without_lease(url: &str, a: &ClaimArgs) -> CliResult {
-    let scheme = url.split_once(':').map_or(url, |(s, _)| s);
-    if a.ttl.is_some() && matches!(scheme, "file" | "static") {
-        return Err(CliError::new(
-            Some("--ttl"),
-            format!(
-                "{scheme}: claims have no lease to time out ({}): leave --ttl out, or claim on etcd://, zookeeper:// or memory:",
-                if scheme == "file" {
-                    "the OS drops a file claim's lock when its process dies"
-                } else {
-                    "a static node id is never taken back"
-                }
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// How the store is opened: the password of the URL's `user=`, from
-/// `--claim-password-file` or `FLAKEID_CLAIM_PASSWORD` (never a flag's value).
-pub(crate) fn open_options(a: &ClaimStoreArgs) -> CliResult<flakeid::claim::OpenOptions> {
-    use flakeid::claim::{OpenOptions, Secret};
-    let options = OpenOptions::default();
-    if let Some(path) = &a.claim_password_file {
-        let secret =
-            Secret::from_file(path).map_err(|e| CliError::new(Some("--claim-password-file"), e))?;
-        return Ok(options.password(secret));
-    }
-    match std::env::var("FLAKEID_CLAIM_PASSWORD") {
-        Ok(p) if !p.is_empty() => Ok(options.password(Secret::new(p))),
-        _ => Ok(options),
-    }
-}
-
-/// The claim settings the flags name.
-pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
-    let mut options = open_options(&a.store)?;
-    if let Some(ttl) = a.ttl {
-        options = options.ttl(ttl);
-    }
-    let mut claims =
-        Claims::with_store(crate::stores::open(url, &options)?).namespace(a.store.namespace());
-    if let Some(pool) = &a.nodes {
-        claims = claims.nodes(pool.clone());
-    }
-    if let Some(window) = a.window {
-        claims = claims.window(window);
-    }
-    if let Some(instance) = &a.instance {
-        claims = claims.instance(instance.clone());
-    }
-    if let Some(wait) = a.pool_wait {
-        claims = claims.pool_wait(wait);
-    }
-    warn_since(&**claims.store(), 0);
-    Ok(claims)
-}
-
-/// Prints the store's warnings after the first `shown` (those printed already): what it
-/// found unsafe at open, and what its claim repaired.
-pub(crate) fn warn_since(store: &dyn flakeid::claim::ClaimStore, shown: usize) {
-    for w in store.warnings().iter().skip(shown) {
-        warn(format_args!("flakeid: warning: {w}"));
-    }
-}
-
-/// A claim's build error, with the flag it is about.
-pub(crate) fn claim_error(e: ClaimError) -> CliError {
-    let flag = match &e {
-        ClaimError::BadPool { .. } | ClaimError::NodeOutsidePool { .. } => Some("--nodes"),
-        ClaimError::WindowTooShort { .. }
-        | ClaimError::WindowTooLong { .. }
-        | ClaimError::RenewalSlowerThanWindow { .. }
-        | ClaimError::RenewalTooOften { .. } => Some("--window"),
-        ClaimError::RenewalTooRare { .. } | ClaimError::TtlTooShort { .. } => Some("--ttl"),
-        ClaimError::LayoutMismatch { .. } => Some("--layout"),
-        ClaimError::PoolFull { .. } => Some("--pool-wait"),
-        ClaimError::BadNamespace { .. } => Some("--namespace"),
-        ClaimError::ClockBehind { .. } => Some("--max-wait"),
-        ClaimError::BadUrl { .. } | ClaimError::Io { .. } => Some("--claim"),
-        ClaimError::Refused { store, .. } if store.starts_with("file:") => Some("--claim"),
-        _ => None,
-    };
-    CliError::new(flag, e)
 }
 
 /// `flakeid: claimed node 3 of namespace "orders" in file:/var/lib/flakeid (...)`.

@@ -9,7 +9,8 @@ use flakeid::layout::Order;
 use flakeid_text::layout::{layout_json, preset_of, rate_text};
 
 use crate::args::LayoutArgs;
-use crate::{CliResult, parse_layout, print_out, warn};
+use crate::flags::parse_layout;
+use crate::out::{CliResult, print_out, warn};
 
 /// What a user should know before using a layout: printed on standard error.
 fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {

@@ -13,8 +13,13 @@ use std::time::Duration;
 use flakeid_serve::{Config, Limits, NodeSource, Outcome, Service, Tokens};
 
 use crate::args::{LayoutArg, LogFormat, OnClaimLost, ServeArgs};
-use crate::generate::{claim_error, claims_of, refuse_ttl_without_lease};
-use crate::{CliError, CliResult, io_err, parse_layout};
+use crate::flags::parse_layout;
+use crate::out::{CliError, CliResult, io_err};
+use crate::stores::{claim_error, claims_of};
+
+/// The target of the tool's own log events (`FLAKEID_LOG=flakeid::serve=info`), as it was
+/// when the tool was a binary crate named `flakeid`.
+const LOG: &str = "flakeid::serve";
 
 /// The exit status of a server whose claim was lost (`--on-claim-lost exit`).
 const CLAIM_LOST: u8 = 3;
@@ -72,11 +77,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     })?;
     let (shards, why) = shards(&a);
     let nodes = match &a.claim.store.claim {
-        Some(url) => {
-            refuse_ttl_without_lease(url, &a.claim)?;
-            crate::stores::built_in(url)?;
-            NodeSource::Claims(claims_of(url, &a.claim)?)
-        }
+        Some(url) => NodeSource::Claims(claims_of(url, &a.claim)?),
         None => match a.node {
             Some(first) => NodeSource::Nodes { first },
             None if layout.node_bits() == 0 => NodeSource::Nodes { first: 0 },
@@ -142,6 +143,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
         OnClaimLost::Exit => flakeid_serve::OnClaimLost::Exit,
     };
     config.access_log = a.access_log;
+    config.claim_remedy = crate::stores::remedy;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(shards)
         .enable_all()
@@ -163,19 +165,19 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
                 loop {
                     tokio::select! {
                         _ = term.recv() => {
-                            tracing::info!("SIGTERM: stopping");
+                            tracing::info!(target: LOG, "SIGTERM: stopping");
                             return;
                         }
                         _ = int.recv() => {
-                            tracing::info!("SIGINT: stopping");
+                            tracing::info!(target: LOG, "SIGINT: stopping");
                             return;
                         }
                         _ = hup.recv() => match service.get() {
                             Some(s) => {
-                                tracing::info!("SIGHUP: reloading the token file and the TLS certificate");
+                                tracing::info!(target: LOG, "SIGHUP: reloading the token file and the TLS certificate");
                                 s.reload();
                             }
-                            None => tracing::info!("SIGHUP: not serving yet, nothing to reload"),
+                            None => tracing::info!(target: LOG, "SIGHUP: not serving yet, nothing to reload"),
                         },
                     }
                 }
@@ -186,6 +188,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
             let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
             let scheme = if https { "https" } else { "http" };
             tracing::info!(
+                target: LOG,
                 shards,
                 shards_from = %why,
                 max_descriptors = descriptors,
@@ -200,11 +203,12 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     runtime.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(Outcome::Stopped) => {
-            tracing::info!("flakeid serve: stopped; every claim released");
+            tracing::info!(target: LOG, "flakeid serve: stopped; every claim released");
             Ok(ExitCode::SUCCESS)
         }
         Ok(Outcome::ClaimLost(why)) => {
             tracing::error!(
+                target: LOG,
                 "flakeid serve: {why}; stopped (exit {CLAIM_LOST}, --on-claim-lost exit) so that a new server claims anew"
             );
             Ok(ExitCode::from(CLAIM_LOST))
@@ -236,6 +240,7 @@ fn warn_exposed(a: &ServeArgs, tls: bool, token: bool) {
             }
         };
         tracing::warn!(
+            target: LOG,
             "flakeid serve: WARNING: {name} {addr} is reachable from other hosts, {lacks}"
         );
     }

@@ -1195,3 +1195,27 @@ fn decode_then_compose_gives_the_same_id_for_every_layout() {
         assert_eq!(decoded.lines().count(), ids.len(), "{name}: {decoded}");
     }
 }
+
+/// The library says what is wrong with a store URL in its own words; the tool adds the
+/// flags that fix it, and says both with `--claim`.
+#[cfg(feature = "etcd")]
+#[test]
+fn a_user_without_a_password_is_told_the_tools_ways_to_give_one() {
+    for (url, says) in [
+        ("etcd://127.0.0.1:1?user=u", "without a password"),
+        (
+            "etcd://127.0.0.1:1?user=u&password=x",
+            "never goes in the URL",
+        ),
+    ] {
+        let out = flakeid(&["gen", "--claim", url, "-n", "1"], None);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {stderr}");
+        assert!(
+            stderr.starts_with("error: --claim: ")
+                && stderr.contains(says)
+                && stderr.contains("--claim-password-file FILE or FLAKEID_CLAIM_PASSWORD"),
+            "{url}: {stderr}"
+        );
+    }
+}

@@ -13,6 +13,8 @@ use flakeid_fleet::service;
 use flakeid_fleet::{gen_scenarios, scenarios};
 
 use std::process::Command;
+
+use flakeid::claim::OpenOptions;
 use std::time::Duration;
 
 use fleet::{Process, Server, free_port, holders_keep_minting, stop_and_check_unique};
@@ -48,12 +50,15 @@ impl Cluster {
         }
         let cluster = Cluster { members };
         let (first, port) = (&cluster.members[0].0, cluster.members[0].1);
-        fleet::wait_until_answers(
-            &cluster.url(),
-            port,
-            Duration::from_secs(30),
-            &first.dir.join("server.log"),
-        );
+        {
+            let url = cluster.url();
+            fleet::wait_until_answers(
+                port,
+                Duration::from_secs(30),
+                &first.dir.join("server.log"),
+                || fleet::lists(flakeid_stores::open, &url),
+            );
+        }
         Some(cluster)
     }
 
@@ -118,7 +123,10 @@ fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
     }
     let unique: std::collections::HashSet<_> = all.iter().collect();
     assert_eq!(unique.len(), all.len(), "a duplicate ID");
-    let infos = fleet::open(&url).unwrap().list("cluster").unwrap();
+    let infos = flakeid_stores::open(&url, &OpenOptions::default())
+        .unwrap()
+        .list("cluster")
+        .unwrap();
     assert!(
         infos
             .iter()
@@ -139,7 +147,11 @@ fn a_claim_whose_reply_was_lost_finds_its_id_again() {
         return;
     };
     let proxy = proxy::Proxy::start(server.client_port);
-    let through = fleet::open(&format!("etcd://127.0.0.1:{}", proxy.port)).unwrap();
+    let through = flakeid_stores::open(
+        &format!("etcd://127.0.0.1:{}", proxy.port),
+        &OpenOptions::default(),
+    )
+    .unwrap();
     proxy.cut_after_request_containing(b"cut-me");
     let claimed = through
         .claim(&flakeid::claim::store::ClaimRequest {
@@ -150,7 +162,7 @@ fn a_claim_whose_reply_was_lost_finds_its_id_again() {
         .unwrap();
     assert_eq!(proxy.cuts(), 1, "the claim's transaction was not cut");
     assert_eq!(claimed.node, 0);
-    let direct = fleet::open(&server.url()).unwrap();
+    let direct = flakeid_stores::open(&server.url(), &OpenOptions::default()).unwrap();
     let held: Vec<u64> = direct
         .list("lost-claim")
         .unwrap()
@@ -279,9 +291,9 @@ impl Server for SecuredEtcd {
         };
         self.process.spawn(
             &mut command,
-            &url,
             self.client_port,
             Duration::from_secs(20),
+            || fleet::lists(flakeid_stores::open, &url),
         );
     }
 }
@@ -304,7 +316,7 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
         return;
     };
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
-    let store = fleet::open_with(&server.url(), &options).unwrap();
+    let store = flakeid_stores::open(&server.url(), &options).unwrap();
     let request = ClaimRequest {
         namespace: "secured",
         pool: 0..4,
@@ -377,7 +389,7 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
     ];
     for (what, url, says) in cases {
         let started = std::time::Instant::now();
-        let err = fleet::open_with(&url, &options)
+        let err = flakeid_stores::open(&url, &options)
             .and_then(|s| s.claim(&request))
             .err()
             .unwrap_or_else(|| panic!("{what}: the claim was taken"));
@@ -408,7 +420,7 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
     // The password from the options instead of a file.
     let url = format!("{}&user=flakeid", server.tls_url());
     let with = options.clone().password(Secret::new(ETCD_PASSWORD));
-    let store = fleet::open_with(&url, &with).unwrap();
+    let store = flakeid_stores::open(&url, &with).unwrap();
     let claimed = store.claim(&request).unwrap();
     store.release(&claimed, 1).unwrap();
     assert!(!format!("{store:?} {with:?}").contains(ETCD_PASSWORD));
@@ -800,12 +812,15 @@ impl flakeid_fleet::campaign::Ensemble for Proxied {
         let (process, client, peer) = &mut self.cluster.members[i];
         let mut command = member(process, &format!("m{i}"), (*client, *peer), &initial, None);
         process.start(&mut command);
-        fleet::wait_until_answers(
-            &format!("etcd://127.0.0.1:{client}"),
-            *client,
-            Duration::from_secs(30),
-            &process.dir.join("server.log"),
-        );
+        {
+            let url = format!("etcd://127.0.0.1:{client}");
+            fleet::wait_until_answers(
+                *client,
+                Duration::from_secs(30),
+                &process.dir.join("server.log"),
+                || fleet::lists(flakeid_stores::open, &url),
+            );
+        }
     }
 
     fn set_partitioned(&self, i: usize, cut: bool) {

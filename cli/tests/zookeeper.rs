@@ -38,7 +38,7 @@ fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
     };
     let proxy = proxy::Proxy::start(zk.port);
     let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
-    let store = fleet::open_with(&url, &OpenOptions::default()).unwrap();
+    let store = flakeid_stores::open(&url, &OpenOptions::default()).unwrap();
     let request = ClaimRequest {
         namespace: "lost",
         pool: 0..1,
@@ -74,7 +74,7 @@ fn a_lost_reply_to_a_claim_takes_the_claim_it_made() {
     };
     let proxy = proxy::Proxy::start(zk.port);
     let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
-    let store = fleet::open_with(&url, &OpenOptions::default()).unwrap();
+    let store = flakeid_stores::open(&url, &OpenOptions::default()).unwrap();
     let request = ClaimRequest {
         namespace: "lostclaim",
         pool: 0..4,
@@ -119,7 +119,7 @@ fn a_store_whose_session_expired_claims_again_in_a_new_session() {
     let proxy = proxy::Proxy::start(zk.port);
     let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
     let options = OpenOptions::default().ttl(Duration::from_secs(2));
-    let store = fleet::open_with(&url, &options).unwrap();
+    let store = flakeid_stores::open(&url, &options).unwrap();
     let claims = || {
         Claims::with_store(store.clone())
             .namespace("expiry")
@@ -156,7 +156,7 @@ fn dropping_the_store_closes_its_session_and_frees_its_ids() {
     };
     let url = zk.url();
     let options = OpenOptions::default().ttl(Duration::from_secs(20));
-    let store = fleet::open_with(&url, &options).unwrap();
+    let store = flakeid_stores::open(&url, &options).unwrap();
     let claimed = store
         .claim(&ClaimRequest {
             namespace: "close",
@@ -166,7 +166,7 @@ fn dropping_the_store_closes_its_session_and_frees_its_ids() {
         .unwrap();
     assert_eq!(claimed.node, 0);
     drop(store);
-    let other = fleet::open(&url).unwrap();
+    let other = flakeid_stores::open(&url, &OpenOptions::default()).unwrap();
     let listed = other.list("close").unwrap();
     assert_ne!(
         listed[0].state,
@@ -199,7 +199,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
         password_file.display()
     );
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
-    let holder = fleet::open_with(&url, &options).unwrap();
+    let holder = flakeid_stores::open(&url, &options).unwrap();
     assert!(holder.warnings().is_empty(), "{:?}", holder.warnings());
     let request = ClaimRequest {
         namespace: "digest",
@@ -248,7 +248,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
     );
     for round in ["held", "released"] {
         for other_url in [zk.url(), wrong.clone()] {
-            let other = fleet::open_with(&other_url, &options).unwrap();
+            let other = flakeid_stores::open(&other_url, &options).unwrap();
             let err = other.claim(&request).unwrap_err();
             assert_eq!(err.kind(), ClaimErrorKind::Access, "{round}: {err}");
             let text = format!("{err} {err:?}");
@@ -259,7 +259,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
             holder.release(&claimed, T + 1).unwrap();
         }
     }
-    let unauthenticated = fleet::open(&zk.url()).unwrap();
+    let unauthenticated = flakeid_stores::open(&zk.url(), &OpenOptions::default()).unwrap();
     assert!(
         unauthenticated.warnings()[0].contains("without a user"),
         "{:?}",
@@ -273,7 +273,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
 
     // read=creator: others cannot even read.
     let closed = format!("{url}&read=creator");
-    let hidden = fleet::open_with(&closed, &options).unwrap();
+    let hidden = flakeid_stores::open(&closed, &options).unwrap();
     let c = hidden
         .claim(&ClaimRequest {
             namespace: "hidden",
@@ -312,7 +312,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
         zk.port,
         wrong_file.display()
     );
-    let other = fleet::open_with(&tenant, &options).unwrap();
+    let other = flakeid_stores::open(&tenant, &options).unwrap();
     let theirs = other.claim(&request).unwrap();
     assert_eq!(theirs.node, 0);
     assert_eq!(
@@ -321,7 +321,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
     );
     other.release(&theirs, T).unwrap();
     let missing = format!("zookeeper://127.0.0.1:{}/no-such-root", zk.port);
-    let err = fleet::open_with(&missing, &options)
+    let err = flakeid_stores::open(&missing, &options)
         .and_then(|s| s.claim(&request))
         .unwrap_err();
     assert!(err.to_string().contains("chroot"), "{err}");
@@ -490,7 +490,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
     // Before the user: the fleet ran without one (`migrate`), and a squatter made `squat`'s
     // parents open before the first claim.
-    let open_store = fleet::open_with(&zk.url(), &options).unwrap();
+    let open_store = flakeid_stores::open(&zk.url(), &options).unwrap();
     let c = open_store
         .claim(&ClaimRequest {
             namespace: "migrate",
@@ -517,7 +517,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
     let mallory_url = user_url(&zk, "mallory", "");
     let layout = flakeid::Layout::snowflake();
     for (ns, first_not_before) in [("migrate", past), ("squat", 0)] {
-        let alice = fleet::open_with(&alice_url, &options).unwrap();
+        let alice = flakeid_stores::open(&alice_url, &options).unwrap();
         let generator = flakeid::Generator::builder(layout)
             .build_claimed(
                 Claims::with_store(alice.clone())
@@ -545,7 +545,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
             attacks_fail(&runtime, &other, ns, 0);
         }
         for url in [zk.url(), mallory_url.clone()] {
-            let other = fleet::open_with(&url, &options).unwrap();
+            let other = flakeid_stores::open(&url, &options).unwrap();
             let refused = flakeid::Generator::builder(layout).build_claimed(
                 Claims::with_store(other)
                     .namespace(ns)
@@ -571,7 +571,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
         );
     }
     // read=creator: the open znodes of `migrate` are closed to readers too.
-    let hidden = fleet::open_with(&user_url(&zk, "alice", "&read=creator"), &options).unwrap();
+    let hidden = flakeid_stores::open(&user_url(&zk, "alice", "&read=creator"), &options).unwrap();
     let c = hidden
         .claim(&ClaimRequest {
             namespace: "migrate",
@@ -633,7 +633,7 @@ fn an_open_parent_that_cannot_be_repaired_refuses_the_claim_with_the_fix() {
     });
     let alice_url = user_url(&zk, "alice", "");
     let options = OpenOptions::default().ttl(Duration::from_secs(10));
-    let alice = fleet::open_with(&alice_url, &options).unwrap();
+    let alice = flakeid_stores::open(&alice_url, &options).unwrap();
     let request = ClaimRequest {
         namespace: "held",
         pool: 0..2,
@@ -747,12 +747,15 @@ impl Ensemble {
             servers.push((process, *client));
         }
         for (process, port) in &servers {
-            fleet::wait_until_answers(
-                &format!("zookeeper://127.0.0.1:{port}"),
-                *port,
-                Duration::from_secs(60),
-                &process.dir.join("server.log"),
-            );
+            {
+                let url = format!("zookeeper://127.0.0.1:{port}");
+                fleet::wait_until_answers(
+                    *port,
+                    Duration::from_secs(60),
+                    &process.dir.join("server.log"),
+                    || fleet::lists(flakeid_stores::open, &url),
+                );
+            }
         }
         let proxies = servers
             .iter()
@@ -796,12 +799,15 @@ impl Ensemble {
     fn restart(&mut self, i: usize) {
         let (process, port) = &mut self.servers[i];
         process.start(&mut member_command(&self.classpath, process));
-        fleet::wait_until_answers(
-            &format!("zookeeper://127.0.0.1:{port}"),
-            *port,
-            Duration::from_secs(60),
-            &process.dir.join("server.log"),
-        );
+        {
+            let url = format!("zookeeper://127.0.0.1:{port}");
+            fleet::wait_until_answers(
+                *port,
+                Duration::from_secs(60),
+                &process.dir.join("server.log"),
+                || fleet::lists(flakeid_stores::open, &url),
+            );
+        }
     }
 
     /// The URL through the proxies.

@@ -34,12 +34,13 @@ use etcd_client::{
 };
 
 use flakeid::claim::store::{
-    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, Ticket, Waiter,
-    parse_reserved, unreachable,
+    ClaimRequest, Claimed, FromUrl, Keys, Listing, Record, Repaired, Runtime as Remote, StoreUrl,
+    Ticket, Waiter, parse_reserved, unreachable,
 };
 use flakeid::claim::{
     Access, ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, check_namespace,
 };
+mod claim;
 mod line;
 mod records;
 mod retry;
@@ -240,8 +241,9 @@ impl EtcdStore {
         self.ttl
     }
 
-    fn key(&self, namespace: &str, kind: &str, node: u64) -> String {
-        format!("{}{namespace}/{kind}/{node}", self.prefix)
+    /// Where `namespace`'s records are, under the prefix.
+    fn keys(&self, namespace: &str) -> Keys {
+        Keys::new(&self.prefix, namespace)
     }
 
     /// Runs `f` with a client on the store's runtime: attempts bounded by the attempt
@@ -311,19 +313,19 @@ impl ClaimStore for EtcdStore {
     /// in the order etcd created their keys; a dead waiter's key goes with its lease (the
     /// TTL).
     fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
-        self.join(namespace, instance).map(Some)
+        self.join_line(namespace, instance).map(Some)
     }
 
     fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
-        self.waiters(namespace)
+        self.line(namespace)
     }
 
     fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
-        self.still_waiting(ticket)
+        self.stay_in_line(ticket)
     }
 
     fn leave_line(&self, ticket: &Ticket) {
-        self.leave(ticket);
+        self.leave_line(ticket);
     }
 
     fn lease_ttl(&self) -> Option<Duration> {
@@ -341,131 +343,7 @@ impl ClaimStore for EtcdStore {
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        let url = self.remote.url.clone();
-        let ttl = self.ttl.as_secs() as i64;
-        let namespace = String::from(request.namespace);
-        let instance = String::from(request.instance);
-        let pool = request.pool.clone();
-        let nodes_prefix = format!("{}{namespace}/nodes/", self.prefix);
-        let keys: Vec<(u64, String, String)> = pool
-            .clone()
-            .map(|n| {
-                (
-                    n,
-                    self.key(&namespace, "nodes", n),
-                    self.key(&namespace, "reserved", n),
-                )
-            })
-            .collect();
-        // One lease for the whole claim, also across the attempts of `run`: an attempt whose
-        // reply was lost may have bound an id to it, which the next attempt then finds as
-        // its own instead of leaving it to a lease nobody renews.
-        let granted: Arc<std::sync::Mutex<Option<i64>>> = Arc::default();
-        let attached = Arc::clone(&self.attached);
-        self.run(move |mut client| {
-            let url = url.clone();
-            let namespace = namespace.clone();
-            let instance = instance.clone();
-            let pool = pool.clone();
-            let nodes_prefix = nodes_prefix.clone();
-            let keys = keys.clone();
-            let granted = Arc::clone(&granted);
-            let attached = Arc::clone(&attached);
-            async move {
-                let e = |e: etcd_client::Error| etcd_error(&url, e);
-                let lease = lease_once(&mut client, &granted, ttl).await.map_err(e)?;
-                // The ids held now, with their leases (one read); then race for the rest,
-                // lowest first.
-                let held: HashMap<Vec<u8>, i64> = client
-                    .get(nodes_prefix.as_str(), Some(GetOptions::new().with_prefix()))
-                    .await
-                    .map_err(e)?
-                    .kvs()
-                    .iter()
-                    .map(|kv| (kv.key().to_vec(), kv.lease()))
-                    .collect();
-                let (mut taken, mut corrupt) = (0, Vec::new());
-                for (node, node_key, reserved_key) in keys {
-                    let stored = match held.get(node_key.as_bytes()) {
-                        // Bound to this claim's lease by an earlier attempt: ours.
-                        Some(&bound) if bound == lease => client
-                            .get(reserved_key.as_str(), None)
-                            .await
-                            .map_err(e)?
-                            .kvs()
-                            .first()
-                            .cloned(),
-                        Some(_) => {
-                            taken += 1;
-                            continue;
-                        }
-                        None => {
-                            let txn = Txn::new()
-                                .when([Compare::create_revision(
-                                    node_key.as_str(),
-                                    CompareOp::Equal,
-                                    0,
-                                )])
-                                .and_then([
-                                    TxnOp::put(
-                                        node_key.as_str(),
-                                        instance.as_str(),
-                                        Some(PutOptions::new().with_lease(lease)),
-                                    ),
-                                    TxnOp::get(reserved_key.as_str(), None),
-                                ]);
-                            let resp = client.txn(txn).await.map_err(e)?;
-                            if !resp.succeeded() {
-                                taken += 1;
-                                continue;
-                            }
-                            gets(&resp).into_iter().flatten().next()
-                        }
-                    };
-                    let revision = stored.as_ref().map(KeyValue::mod_revision);
-                    let not_before = match stored
-                        .map(|kv| parse_reserved(kv.value(), &reserved_key))
-                    {
-                        None => 0,
-                        Some(Ok((reserved, _, _))) => reserved,
-                        // Fail closed: give the id back untouched and take the next.
-                        Some(Err(_)) => {
-                            let undo = Txn::new()
-                                .when([Compare::lease(node_key.as_str(), CompareOp::Equal, lease)])
-                                .and_then([TxnOp::delete(node_key.as_str(), None)]);
-                            client.txn(undo).await.map_err(e)?;
-                            corrupt.push(node);
-                            continue;
-                        }
-                    };
-                    attached.lock().unwrap_or_else(|p| p.into_inner()).insert(
-                        lease as u64,
-                        Attached {
-                            lease,
-                            revision: revision.unwrap_or(0),
-                            holder: instance.clone(),
-                        },
-                    );
-                    return Ok(Ok(Claimed {
-                        namespace,
-                        node,
-                        not_before_unix_ns: not_before,
-                        fenced: true,
-                        token: lease as u64,
-                    }));
-                }
-                let _ = client.lease_revoke(lease).await;
-                *granted.lock().unwrap_or_else(|p| p.into_inner()) = None;
-                Ok(Err(ClaimError::PoolFull {
-                    namespace,
-                    pool,
-                    held: taken,
-                    waited: Duration::ZERO,
-                    corrupt,
-                    wanted: 1,
-                }))
-            }
-        })?
+        self.claim(request)
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
@@ -478,10 +356,11 @@ impl ClaimStore for EtcdStore {
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
         let url = self.remote.url.clone();
-        let prefix = format!("{}{namespace}/", self.prefix);
+        let keys = self.keys(namespace);
+        let prefix = format!("{}/", keys.namespace());
         self.run(move |mut client| {
             let url = url.clone();
-            let prefix = prefix.clone();
+            let (prefix, keys) = (prefix.clone(), keys.clone());
             async move {
                 let resp = client
                     .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
@@ -490,20 +369,13 @@ impl ClaimStore for EtcdStore {
                 let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
                 for kv in resp.kvs() {
                     let key = String::from_utf8_lossy(kv.key());
-                    let Some(rest) = key.strip_prefix(prefix.as_str()) else {
-                        continue;
-                    };
-                    let Some((kind, node)) = rest.split_once('/') else {
-                        continue;
-                    };
-                    let Ok(node) = node.parse::<u64>() else {
+                    let Some((record, node)) = keys.record(&key) else {
                         continue;
                     };
                     let listing = nodes.entry(node).or_insert_with(|| Listing::new(node));
-                    match kind {
-                        "nodes" => listing.held_by(kv.value()),
-                        "reserved" => listing.reserved(kv.value(), &key),
-                        _ => {}
+                    match record {
+                        Record::Node => listing.held_by(kv.value()),
+                        Record::Reserved => listing.reserved(kv.value(), &key),
                     }
                 }
                 Ok(nodes.into_values().map(|l| l.0).collect())
@@ -512,11 +384,11 @@ impl ClaimStore for EtcdStore {
     }
 
     fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.bind(namespace, layout)
+        self.bind_layout(namespace, layout)
     }
 
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.all_namespaces()
+        self.namespaces()
     }
 
     fn repair(
@@ -525,6 +397,6 @@ impl ClaimStore for EtcdStore {
         node: u64,
         reserved_until_unix_ns: u64,
     ) -> Result<Repaired, ClaimError> {
-        self.repair_node(namespace, node, reserved_until_unix_ns)
+        self.repair(namespace, node, reserved_until_unix_ns)
     }
 }

@@ -5,13 +5,13 @@ use super::*;
 
 impl EtcdStore {
     fn line_prefix(&self, namespace: &str) -> String {
-        format!("{}{namespace}/line/", self.prefix)
+        format!("{}/", self.keys(namespace).line())
     }
 
     /// [`ClaimStore::join_line`]: `NS/line/TOKEN` = the instance name, bound to a new
     /// lease of the TTL that the waiter keeps alive while it waits. A retry after a lost
     /// reply writes the same key with the same lease, which keeps its creation revision.
-    pub(super) fn join(&self, namespace: &str, instance: &str) -> Result<Ticket, ClaimError> {
+    pub(super) fn join_line(&self, namespace: &str, instance: &str) -> Result<Ticket, ClaimError> {
         let url = self.remote.url.clone();
         let ttl = self.ttl.as_secs() as i64;
         let token = format!("{:016x}", flakeid::claim::store::claim_token());
@@ -56,7 +56,7 @@ impl EtcdStore {
     /// [`ClaimStore::line`]: the waiters' keys in creation order (a key whose lease
     /// lapsed is gone already). A key bound to no lease, which no claimant writes, is no
     /// waiter: nobody can block the line with one.
-    pub(super) fn waiters(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+    pub(super) fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
         let url = self.remote.url.clone();
         let prefix = self.line_prefix(namespace);
         self.run(move |mut client| {
@@ -82,7 +82,7 @@ impl EtcdStore {
 
     /// [`ClaimStore::stay_in_line`]: one keep-alive of the waiter's lease;
     /// [`ClaimError::NotOwner`] once etcd no longer knows it.
-    pub(super) fn still_waiting(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+    pub(super) fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
         let lease = self
             .waiting
             .lock()
@@ -112,7 +112,7 @@ impl EtcdStore {
     }
 
     /// [`ClaimStore::leave_line`]: revokes the waiter's lease, which deletes its key.
-    pub(super) fn leave(&self, ticket: &Ticket) {
+    pub(super) fn leave_line(&self, ticket: &Ticket) {
         let lease = self
             .waiting
             .lock()

@@ -5,8 +5,8 @@ use super::*;
 impl EtcdStore {
     /// [`ClaimStore::bind_layout`]: `PREFIX/NS/layout`, put if it has no revision yet, else
     /// read and compared.
-    pub(super) fn bind(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        let key = format!("{}{namespace}/layout", self.prefix);
+    pub(super) fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        let key = self.keys(namespace).layout();
         let (url, ns, layout) = (
             self.remote.url.clone(),
             String::from(namespace),
@@ -37,7 +37,7 @@ impl EtcdStore {
 
     /// [`ClaimStore::namespaces`]: the namespaces the keys under the prefix name, with their
     /// layout keys.
-    pub(super) fn all_namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+    pub(super) fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
         let (url, prefix) = (self.remote.url.clone(), self.prefix.clone());
         self.run(move |mut client| {
             let (url, prefix) = (url.clone(), prefix.clone());
@@ -63,7 +63,7 @@ impl EtcdStore {
                 names.dedup();
                 let mut infos = Vec::with_capacity(names.len());
                 for namespace in names {
-                    let key = format!("{prefix}{namespace}/layout");
+                    let key = Keys::new(&prefix, &namespace).layout();
                     let found = client.get(key.as_str(), None).await.map_err(e)?;
                     let (layout, problem) = match found.kvs().first().map(|kv| kv.value_str()) {
                         None => (None, None),
@@ -83,15 +83,15 @@ impl EtcdStore {
 
     /// [`ClaimStore::repair`]: "if `nodes/N` has never been created since, and `reserved/N`
     /// is at the revision read, put the larger reservation".
-    pub(super) fn repair_node(
+    pub(super) fn repair(
         &self,
         namespace: &str,
         node: u64,
         reserved_until_unix_ns: u64,
     ) -> Result<Repaired, ClaimError> {
         let url = self.remote.url.clone();
-        let node_key = self.key(namespace, "nodes", node);
-        let reserved_key = self.key(namespace, "reserved", node);
+        let node_key = self.keys(namespace).node(node);
+        let reserved_key = self.keys(namespace).reserved(node);
         let held = ClaimError::NodeHeld {
             namespace: namespace.into(),
             node,

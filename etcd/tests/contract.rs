@@ -2,6 +2,8 @@
 //! etcd's own client for the faults: a lease revoked under its holder and its reservation
 //! rewritten, a reservation key overwritten with garbage or removed.
 
+use flakeid::claim::OpenOptions;
+use flakeid::claim::store::{FromUrl, StoreUrl};
 use flakeid_fleet::etcd::Etcd;
 use flakeid_fleet::scenarios::{self as fleet, Server};
 use flakeid_testkit as conformance;
@@ -24,7 +26,10 @@ impl EtcdBackend {
 
 impl conformance::Backend for EtcdBackend {
     fn handle(&self) -> std::sync::Arc<dyn flakeid::claim::ClaimStore> {
-        fleet::open(&self.url).unwrap()
+        let url = StoreUrl::parse(&self.url).unwrap();
+        std::sync::Arc::new(
+            flakeid_etcd::EtcdStore::from_url(&url, &OpenOptions::default()).unwrap(),
+        )
     }
     fn lose(
         &self,

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::serve_fleet::Rng;
+use crate::serve_chaos::Rng;
 use crate::service::{Served, serve};
 
 /// A three-member coordinator behind proxies, as the campaign breaks it.

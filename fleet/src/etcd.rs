@@ -69,14 +69,28 @@ impl Server for Etcd {
             &peer,
             None,
         );
-        let url = self.url();
+        let endpoint = format!("http://127.0.0.1:{}", self.client_port);
         self.process.spawn(
             &mut command,
-            &url,
             self.client_port,
             Duration::from_secs(20),
+            || answers(&endpoint),
         );
     }
+}
+
+/// Whether the etcd member at `endpoint` (`http://127.0.0.1:PORT`) answers a read through
+/// etcd's own client, within a second or two.
+pub fn answers(endpoint: &str) -> bool {
+    let options = etcd_client::ConnectOptions::new()
+        .with_connect_timeout(Duration::from_secs(1))
+        .with_timeout(Duration::from_secs(1));
+    crate::block_on(async {
+        match etcd_client::Client::connect([endpoint], Some(options)).await {
+            Ok(mut client) => client.get("flakeid/probe", None).await.is_ok(),
+            Err(_) => false,
+        }
+    })
 }
 
 /// The command that runs etcd member `name` of `initial_cluster` on loopback, its data in

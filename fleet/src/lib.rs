@@ -4,9 +4,10 @@
 //! - [`scenarios`]: a coordinator the test runs ([`scenarios::Server`]), the server
 //!   processes ([`scenarios::Process`]), the `gen` scenarios written once over a server,
 //!   and [`gen_scenarios!`] / [`scenarios!`], which make them `#[test]`s for one server;
-//!   [`scenarios::open_with`], the stores by URL as the tool maps them.
+//!   [`server`]: the coordinators' processes, and how a scenario is given the stores
+//!   ([`server::Open`]: `flakeid_stores::open`).
 //! - [`procs`]: real `flakeid gen` processes; [`service`]: real `flakeid serve` processes
-//!   and an HTTP client; [`serve_fleet`]: the service's scenarios.
+//!   and an HTTP client; [`serve_fleet`] and [`serve_chaos`]: the service's scenarios.
 //! - [`etcd`]: an etcd server on loopback; [`zookeeper`]: a ZooKeeper server.
 //! - [`campaign`]: a long fault campaign on a three-member coordinator (run by hand).
 //! - [`proxy`]: a TCP proxy for partitions, lost replies and a member that stops answering;
@@ -19,10 +20,13 @@
 pub mod campaign;
 pub mod certs;
 pub mod etcd;
+mod macros;
 pub mod procs;
 pub mod proxy;
 pub mod scenarios;
+pub mod serve_chaos;
 pub mod serve_fleet;
+pub mod server;
 pub mod service;
 pub mod stale_member;
 pub mod zookeeper;

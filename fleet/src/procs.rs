@@ -139,3 +139,80 @@ impl Gen {
         self.ids.lock().unwrap().clone()
     }
 }
+
+/// `count` `flakeid gen` processes with `args` in namespace `ns` of `url`, each with its
+/// claim taken and 20 IDs out.
+pub fn holders(url: &str, ns: &str, args: &[&str], count: usize) -> Vec<Gen> {
+    let holders: Vec<Gen> = (0..count)
+        .map(|_| spawn(&gen_args(url, ns, args)))
+        .collect();
+    for h in &holders {
+        h.claimed_node();
+        h.wait_for_ids(20);
+    }
+    holders
+}
+
+/// Waits `span` while checking, every second, that each holder runs and printed more IDs
+/// than a second before.
+pub fn holders_keep_minting(holders: &[Gen], span: Duration, what: &str) {
+    let started = Instant::now();
+    let mut before: Vec<usize> = holders.iter().map(|h| h.ids_now().len()).collect();
+    while started.elapsed() < span {
+        std::thread::sleep(Duration::from_secs(1));
+        for (i, h) in holders.iter().enumerate() {
+            let now = h.ids_now().len();
+            assert!(
+                now > before[i],
+                "{what}: holder {i} minted nothing for a second after {:?}; it said {:?}",
+                started.elapsed(),
+                h.lines_now()
+            );
+            before[i] = now;
+        }
+    }
+}
+
+/// The end of a holders' run: SIGTERM, each exits 143 having released its claim, and no ID
+/// was printed twice.
+pub fn stop_and_check_unique(holders: Vec<Gen>) {
+    let mut all = Vec::new();
+    for h in holders {
+        h.signal("TERM");
+        let (status, ids) = h.finish(Duration::from_secs(20));
+        assert_eq!(status.code(), Some(143), "SIGTERM: {status:?}");
+        all.extend(ids);
+    }
+    assert!(unique(&all), "a duplicate ID");
+}
+
+/// `flakeid claims --claim URL ARGS --json`: one JSON value per line.
+pub fn claims_json(url: &str, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = Command::new(crate::binary())
+        .args(["claims", "--claim", url, "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The arguments of `flakeid gen` claiming in namespace `ns` of `url`, then `extra`.
+pub fn gen_args<'a>(url: &'a str, ns: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["gen", "--claim", url, "--namespace", ns];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Whether no ID is in `all` twice.
+pub(crate) fn unique(all: &[u64]) -> bool {
+    all.iter().collect::<std::collections::HashSet<_>>().len() == all.len()
+}

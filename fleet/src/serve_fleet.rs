@@ -3,9 +3,7 @@
 //! `kill -9`, SIGSTOP/SIGCONT past the lease, SIGTERM and restarts while clients keep
 //! asking. Every wait is bounded.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use flakeid::Layout;
@@ -13,9 +11,12 @@ use flakeid::Layout;
 use crate::scenarios::Server;
 use crate::service::{Served, client, serve};
 
-const START: Duration = Duration::from_secs(60);
+pub(crate) const START: Duration = Duration::from_secs(60);
 
-fn get(c: &reqwest::blocking::Client, url: &str) -> Option<(u16, reqwest::blocking::Response)> {
+pub(crate) fn get(
+    c: &reqwest::blocking::Client,
+    url: &str,
+) -> Option<(u16, reqwest::blocking::Response)> {
     let r = c.get(url).send().ok()?;
     Some((r.status().as_u16(), r))
 }
@@ -23,7 +24,7 @@ fn get(c: &reqwest::blocking::Client, url: &str) -> Option<(u16, reqwest::blocki
 /// The store stops under a running server: `/readyz` turns 503 while IDs can still be
 /// minted (before the fence), then the mint routes answer 503 with `Retry-After` (never an
 /// ID past the fence); when the store comes back both recover.
-pub fn readiness_follows_the_store(server: &mut dyn Server) {
+pub fn readiness_follows_the_store(server: &mut dyn Server, _: crate::scenarios::Open) {
     let url = server.url();
     let s = serve(
         &[
@@ -115,7 +116,10 @@ fn has(events: &[serde_json::Value], level: &str, message: &str) -> bool {
 /// claims again in process and serves. Its logs say each step (a renewal failed, not
 /// ready, then recovered or lost and re-claimed, ready); every ID after the outage lies
 /// above every ID before it on the same node, and none is handed out twice.
-pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut dyn Server) {
+pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(
+    server: &mut dyn Server,
+    _: crate::scenarios::Open,
+) {
     let url = server.url();
     let ttl = 4;
     let mut s = serve(
@@ -199,241 +203,8 @@ pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(server: &mut d
 }
 
 /// Polls `f` every 50 ms until it is true; false after `bound`.
-fn until(bound: Duration, f: impl FnMut() -> bool) -> bool {
+pub(crate) fn until(bound: Duration, f: impl FnMut() -> bool) -> bool {
     crate::service::until(bound, f)
-}
-
-/// A tiny xorshift: a scenario's choices, seeded from the clock (printed, to replay).
-pub(crate) struct Rng(pub(crate) u64);
-
-impl Rng {
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-/// Every 200 answer: the holder that gave it, and its IDs.
-type Answers = Vec<(usize, Vec<u64>)>;
-
-/// One server slot of the fleet: the running process (if any) and its serial number (each
-/// start is a new holder).
-struct Slot {
-    served: Option<Served>,
-    holder: usize,
-}
-
-/// Three servers on one store; clients spread requests over them for `seconds` while one
-/// server at a time is killed (`kill -9`), paused past its lease and resumed (it must find
-/// its claim lost and exit 3, or, on a store that lets it, take its id again, nobody having
-/// taken it), stopped with SIGTERM (exit 0), and started again. Then: no
-/// ID was handed out twice, and for each node id every ID of an earlier holder lies below
-/// every ID of a later one.
-pub fn three_servers_under_kill_pause_and_restart(server: &mut dyn Server) {
-    let seconds: u64 = std::env::var("FLAKEID_CHAOS_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60);
-    let url = server.url();
-    let ttl = 3u64;
-    let args = move || {
-        vec![
-            "--claim".to_string(),
-            url.clone(),
-            "--namespace".into(),
-            "chaos".into(),
-            "--nodes".into(),
-            "0..3".into(),
-            "--shards".into(),
-            "1".into(),
-            "--window".into(),
-            "2s".into(),
-            "--ttl".into(),
-            format!("{ttl}s"),
-            // A paused server ends when its claim is lost, so that each holder is one
-            // process (the in-process re-claim has a scenario of its own).
-            "--on-claim-lost".into(),
-            "exit".into(),
-        ]
-    };
-    let start = |holder: usize| -> Served {
-        let a = args();
-        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
-        let s = serve(&refs, START);
-        eprintln!("holder {holder}: {}", s.http);
-        s
-    };
-    let slots: Arc<Mutex<Vec<Slot>>> = Arc::new(Mutex::new(
-        (0..3)
-            .map(|h| Slot {
-                served: Some(start(h)),
-                holder: h,
-            })
-            .collect(),
-    ));
-    let mut next_holder = 3;
-    // (holder, ids) of every 200 answer.
-    let got: Arc<Mutex<Answers>> = Arc::default();
-    let done = Arc::new(AtomicBool::new(false));
-    let clients: Vec<_> = (0..2)
-        .map(|k| {
-            let slots = Arc::clone(&slots);
-            let got = Arc::clone(&got);
-            let done = Arc::clone(&done);
-            std::thread::spawn(move || {
-                let c = reqwest::blocking::Client::builder()
-                    .timeout(Duration::from_secs(2))
-                    .build()
-                    .unwrap();
-                let mut turn = k;
-                while !done.load(Ordering::Relaxed) {
-                    turn += 1;
-                    let target = {
-                        let slots = slots.lock().unwrap();
-                        let slot = &slots[turn % slots.len()];
-                        slot.served
-                            .as_ref()
-                            .map(|s| (slot.holder, s.url("/v1/ids?count=50")))
-                    };
-                    let Some((holder, url)) = target else {
-                        continue;
-                    };
-                    if let Ok(r) = c.get(&url).send()
-                        && r.status() == 200
-                        && let Ok(text) = r.text()
-                    {
-                        got.lock()
-                            .unwrap()
-                            .push((holder, crate::service::ids_of_json(&text)));
-                    }
-                }
-            })
-        })
-        .collect();
-
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("chaos seed {seed}");
-    let mut rng = Rng(seed);
-    let (mut kills, mut pauses, mut terms, mut resumes) = (0, 0, 0, 0);
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(seconds) {
-        std::thread::sleep(Duration::from_millis(500 + rng.below(1500)));
-        let i = rng.below(3) as usize;
-        let action = rng.below(3);
-        let mut old = slots.lock().unwrap()[i].served.take().unwrap();
-        match action {
-            0 => {
-                old.signal("KILL");
-                let _ = old.wait(Duration::from_secs(10));
-                kills += 1;
-            }
-            1 => {
-                old.signal("STOP");
-                std::thread::sleep(Duration::from_secs(ttl + 3));
-                old.signal("CONT");
-                pauses += 1;
-                // Its lease is gone; nobody could take its id (the pool is full): it
-                // either ends (exit 3, claim lost: ZooKeeper's session expired), or takes
-                // the id again, nobody having written its reservation since (etcd), and
-                // serves on.
-                let deadline = Instant::now() + Duration::from_secs(20);
-                let ready = crate::service::client();
-                let resumed = loop {
-                    if old.exited() {
-                        break false;
-                    }
-                    let up = ready
-                        .get(old.url("/readyz"))
-                        .send()
-                        .is_ok_and(|r| r.status() == 200);
-                    if up {
-                        break true;
-                    }
-                    assert!(
-                        Instant::now() < deadline,
-                        "a paused server neither ended nor came back"
-                    );
-                    std::thread::sleep(Duration::from_millis(50));
-                };
-                if resumed {
-                    resumes += 1;
-                    slots.lock().unwrap()[i].served = Some(old);
-                    continue;
-                }
-                let (status, lines) = old.wait(Duration::from_secs(20));
-                assert_eq!(
-                    status.code(),
-                    Some(3),
-                    "a server paused past its lease did not exit 3: {lines:?}"
-                );
-            }
-            _ => {
-                old.signal("TERM");
-                let (status, lines) = old.wait(Duration::from_secs(20));
-                assert_eq!(status.code(), Some(0), "SIGTERM: {lines:?}");
-                terms += 1;
-            }
-        }
-        let fresh = start(next_holder);
-        let mut slots = slots.lock().unwrap();
-        slots[i] = Slot {
-            served: Some(fresh),
-            holder: next_holder,
-        };
-        next_holder += 1;
-    }
-    done.store(true, Ordering::Relaxed);
-    for c in clients {
-        c.join().unwrap();
-    }
-    drop(slots);
-
-    let got = got.lock().unwrap();
-    let total: usize = got.iter().map(|(_, ids)| ids.len()).sum();
-    eprintln!(
-        "{seconds} s: {kills} kills, {pauses} pauses ({resumes} came back), {terms} SIGTERMs, {} holders, {total} IDs",
-        next_holder
-    );
-    assert!(total > 10_000, "too few IDs handed out: {total}");
-    let mut seen = HashSet::with_capacity(total);
-    for (_, ids) in got.iter() {
-        for &id in ids {
-            assert!(seen.insert(id), "ID {id} was handed out twice");
-        }
-    }
-    // Per node id, holders in the order they first answered: each one's IDs all lie
-    // above every ID of the ones before.
-    let layout = Layout::snowflake();
-    let mut by_node: HashMap<u64, Vec<(usize, u64, u64)>> = HashMap::new();
-    let mut ranges: HashMap<(u64, usize), (u64, u64)> = HashMap::new();
-    for (holder, ids) in got.iter() {
-        for &id in ids {
-            let node = layout.decompose(id).unwrap().node;
-            let r = ranges.entry((node, *holder)).or_insert((id, id));
-            r.0 = r.0.min(id);
-            r.1 = r.1.max(id);
-        }
-    }
-    for ((node, holder), (lo, hi)) in ranges {
-        by_node.entry(node).or_default().push((holder, lo, hi));
-    }
-    for (node, mut holders) in by_node {
-        holders.sort_by_key(|&(_, lo, _)| lo);
-        for w in holders.windows(2) {
-            let ((a, _, a_hi), (b, b_lo, _)) = (w[0], w[1]);
-            assert!(
-                a_hi < b_lo && a < b,
-                "node {node}: holder {a}'s IDs reach {a_hi}, holder {b}'s start at {b_lo}: \
-                 an earlier holder's IDs must all lie below a later one's"
-            );
-        }
-    }
 }
 
 /// The next line of `s`'s standard error that contains `pattern` (the lines before it
@@ -461,7 +232,10 @@ fn line_with(s: &Served, pattern: &str, bound: Duration, seen: &mut Vec<String>)
 /// and its reservation is never lowered (a release that reached it would delete its
 /// claim key and write the old, lower reservation, and a waiting holder would mint what
 /// the server still mints).
-pub fn a_lost_claims_release_never_reaches_the_re_claim(server: &mut dyn Server) {
+pub fn a_lost_claims_release_never_reaches_the_re_claim(
+    server: &mut dyn Server,
+    open: crate::scenarios::Open,
+) {
     use flakeid::claim::NodeState;
     use flakeid_serve::grpc::v1::StreamRequest;
     use flakeid_serve::grpc::v1::id_service_client::IdServiceClient;
@@ -489,7 +263,7 @@ pub fn a_lost_claims_release_never_reaches_the_re_claim(server: &mut dyn Server)
         ],
         START,
     );
-    let store = crate::scenarios::open(&url).unwrap();
+    let store = open(&url, &flakeid::claim::OpenOptions::default()).unwrap();
     let held = |node: u64| {
         store
             .list(ns)

@@ -100,10 +100,27 @@ impl Server for ZooKeeper {
             ))
             .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
             .arg(self.process.dir.join("zoo.cfg"));
-        let url = self.url();
+        let hosts = format!("127.0.0.1:{}", self.port);
         self.process
-            .spawn(&mut command, &url, self.port, Duration::from_secs(40));
+            .spawn(&mut command, self.port, Duration::from_secs(40), || {
+                answers(&hosts)
+            });
     }
+}
+
+/// Whether the ZooKeeper server at `hosts` (`127.0.0.1:PORT`) serves a session (it has
+/// joined its quorum) and answers a read, within two seconds.
+pub fn answers(hosts: &str) -> bool {
+    crate::block_on(async {
+        let read = async {
+            let client = zookeeper_client::Client::connect(hosts).await.ok()?;
+            client.check_stat("/").await.ok()
+        };
+        matches!(
+            tokio::time::timeout(Duration::from_secs(2), read).await,
+            Ok(Some(_))
+        )
+    })
 }
 
 /// ZooKeeper's digest of `super:test`.

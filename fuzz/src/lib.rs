@@ -1,5 +1,8 @@
-//! The checks behind flakeid's fuzz targets (see `checks.rs`).
+//! The checks behind flakeid's fuzz targets (see `checks.rs` and `mint.rs`).
 
 mod checks;
+mod input;
+mod mint;
 
-pub use checks::{decode, generator, parse};
+pub use checks::{decode, parse};
+pub use mint::generator;

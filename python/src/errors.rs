@@ -91,7 +91,14 @@ pub(crate) fn claim_error(py: Python<'_>, e: ClaimError) -> PyErr {
         _ => "other",
     };
     let kind = pyo3::types::PyString::new(py, kind).into_any();
-    raise(py, &CLAIM, "ClaimError", e.to_string(), &[("kind", kind)])
+    // Where the library says "apart from the URL", Python's word for it.
+    let message = match e {
+        ClaimError::PasswordInUrl { .. } | ClaimError::NoPassword { .. } => {
+            format!("{e} (here: the password= argument)")
+        }
+        e => e.to_string(),
+    };
+    raise(py, &CLAIM, "ClaimError", message, &[("kind", kind)])
 }
 
 /// `ForkError`: a generator or claim made before this process forked.

@@ -2,11 +2,14 @@
 //! package (`flakeid/__init__.py`) re-exports it with the exception classes, the asyncio
 //! helpers, the fork hook and the release at exit; `flakeid/_native.pyi` types it.
 
+mod claimed;
 mod columns;
+mod decode;
 mod errors;
 mod ids;
 mod layout;
 mod mint;
+mod values;
 
 use pyo3::prelude::*;
 
@@ -14,8 +17,8 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<layout::PyLayout>()?;
     m.add_class::<mint::PyGenerator>()?;
-    m.add_class::<mint::PyClaimed>()?;
-    m.add_function(wrap_pyfunction!(mint::claims, m)?)?;
+    m.add_class::<claimed::PyClaimed>()?;
+    m.add_function(wrap_pyfunction!(claimed::claims, m)?)?;
     m.add_function(wrap_pyfunction!(mint::_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -156,6 +156,10 @@ pub struct Config {
     pub on_claim_lost: OnClaimLost,
     /// One `info` event per request (target `flakeid_serve::access`); off by default.
     pub access_log: bool,
+    /// The front end's words for the fix of a claim error, added to the library's message
+    /// where the server logs it and reports itself not ready (the `flakeid` tool names
+    /// its repair command); none by default.
+    pub claim_remedy: fn(&ClaimError) -> Option<String>,
 }
 
 impl Config {
@@ -177,6 +181,7 @@ impl Config {
             limits: Limits::default(),
             on_claim_lost: OnClaimLost::default(),
             access_log: false,
+            claim_remedy: |_| None,
         }
     }
 }

@@ -23,28 +23,19 @@
 //! Each request carries its connection ([`Conn`]) as an extension: the gRPC stream limit
 //! per connection and the access log read it.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio::sync::{Notify, Semaphore};
-use tokio_rustls::TlsAcceptor;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
-
-use crate::Limits;
 
 /// A response body hyper can send from any task.
 pub(crate) trait ResponseBody:
@@ -86,10 +77,10 @@ impl<S, B> HttpService<B> for S where
 
 /// The most bytes hyper buffers of an HTTP/1 request head, and of an HTTP/2 header list:
 /// above the service's own limits (which answer JSON), below memory trouble.
-const HEAD_BUFFER: usize = 256 << 10;
+pub(crate) const HEAD_BUFFER: usize = 256 << 10;
 
 /// The most bytes HTTP/2 buffers of one stream's response ahead of the client's window.
-const SEND_BUFFER: usize = 64 << 10;
+pub(crate) const SEND_BUFFER: usize = 64 << 10;
 
 /// A connection, as its requests see it.
 #[derive(Debug)]
@@ -98,7 +89,7 @@ pub(crate) struct Conn {
     pub(crate) peer: SocketAddr,
     /// gRPC `Stream` calls this connection may still open.
     pub(crate) streams: Arc<Semaphore>,
-    id: u64,
+    pub(crate) id: u64,
     opened: Instant,
     /// Requests in flight (from the call to the end of the response body).
     active: AtomicUsize,
@@ -116,11 +107,11 @@ pub(crate) struct Conn {
     /// When the last request ended (ns after `opened`).
     idle_since_ns: AtomicU64,
     /// Closes the connection to make room for a new one.
-    evict: CancellationToken,
+    pub(crate) evict: CancellationToken,
 }
 
 impl Conn {
-    fn new(id: u64, peer: SocketAddr, streams: u32) -> Conn {
+    pub(crate) fn new(id: u64, peer: SocketAddr, streams: u32) -> Conn {
         Conn {
             peer,
             streams: Arc::new(Semaphore::new(streams as usize)),
@@ -162,7 +153,7 @@ impl Conn {
     /// that never completed a request, by age; one whose responses have not moved for
     /// a second, by how long; one with no request in flight, by how long idle. One that
     /// works on a request that moves is not evictable.
-    fn eviction_rank(&self) -> Option<(u8, Instant)> {
+    pub(crate) fn eviction_rank(&self) -> Option<(u8, Instant)> {
         if self.evict.is_cancelled() {
             return None;
         }
@@ -196,7 +187,12 @@ impl Conn {
     /// read); on HTTP/2, no request in flight for `idle`. Requests only touch counters; one
     /// timer per connection is checked when it fires and set again to the next moment the
     /// connection could be idle too long.
-    async fn idle(&self, header: Duration, idle: Duration, write: Duration) -> &'static str {
+    pub(crate) async fn idle(
+        &self,
+        header: Duration,
+        idle: Duration,
+        write: Duration,
+    ) -> &'static str {
         let sleep = tokio::time::sleep(header.min(write));
         tokio::pin!(sleep);
         loop {
@@ -309,15 +305,16 @@ impl<B: http_body::Body> http_body::Body for Tracked<B> {
 /// A listener's service on one connection: each request is counted in flight until its
 /// response is sent, and, where the routes ask for it, carries the connection.
 #[derive(Clone)]
-struct ConnService<S> {
-    inner: S,
-    conn: Arc<Conn>,
-    attach: bool,
+pub(crate) struct ConnService<S> {
+    pub(crate) inner: S,
+    pub(crate) conn: Arc<Conn>,
+    /// Whether requests carry the connection as an extension.
+    pub(crate) attach: bool,
 }
 
 pin_project_lite::pin_project! {
     /// A request's answer, its body tracked (see [`Tracked`]).
-    struct ConnFuture<F> {
+    pub(crate) struct ConnFuture<F> {
         #[pin]
         inner: F,
         active: Option<Active>,
@@ -371,250 +368,6 @@ where
         ConnFuture {
             inner: self.inner.call(request),
             active: Some(active),
-        }
-    }
-}
-
-/// The open connections of a listener, and room for more.
-struct Registry {
-    max: usize,
-    open: Mutex<HashMap<u64, Arc<Conn>>>,
-    freed: Notify,
-}
-
-/// A connection's place in its registry, given back when the connection ends.
-struct Place {
-    registry: Arc<Registry>,
-    id: u64,
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        let mut open = self.registry.open.lock().unwrap_or_else(|e| e.into_inner());
-        open.remove(&self.id);
-        drop(open);
-        self.registry.freed.notify_one();
-    }
-}
-
-impl Registry {
-    /// A place for `conn`: at once below the cap; at the cap, after the longest idle
-    /// connection (none in flight) was closed for it, or after one ended by itself.
-    async fn admit(self: &Arc<Self>, conn: &Arc<Conn>, listener: &'static str) -> Place {
-        loop {
-            let freed = self.freed.notified();
-            {
-                let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-                if open.len() < self.max {
-                    open.insert(conn.id, Arc::clone(conn));
-                    return Place {
-                        registry: Arc::clone(self),
-                        id: conn.id,
-                    };
-                }
-                let victim = open
-                    .values()
-                    .filter_map(|c| c.eviction_rank().map(|rank| (rank, c)))
-                    .min_by_key(|(rank, _)| *rank)
-                    .map(|(_, c)| c);
-                if let Some(victim) = victim {
-                    victim.evict.cancel();
-                    metrics::counter!("flakeid_connections_evicted_total", "listener" => listener)
-                        .increment(1);
-                }
-            }
-            freed.await;
-        }
-    }
-}
-
-/// What a listener serves, and how.
-pub(crate) struct Listener {
-    /// `http` or `grpc`, in metrics and logs.
-    pub(crate) name: &'static str,
-    pub(crate) tcp: TcpListener,
-    pub(crate) tls: Option<TlsAcceptor>,
-    /// gRPC: HTTP/2 only.
-    pub(crate) http2_only: bool,
-    /// The cap on open connections (already below the descriptor limit).
-    pub(crate) max_connections: usize,
-    /// Whether each request carries its connection (the gRPC stream limit, the access
-    /// log's peer).
-    pub(crate) attach: bool,
-}
-
-/// hyper's connection settings from the limits.
-fn builder(limits: &Limits, http2_only: bool) -> auto::Builder<TokioExecutor> {
-    let mut b = auto::Builder::new(TokioExecutor::new());
-    // HTTP/1's header timeout is the idle watch's (no timer per request); hyper's own
-    // would arm one for every request.
-    b.http1()
-        .header_read_timeout(None)
-        .keep_alive(true)
-        .max_buf_size(HEAD_BUFFER);
-    b.http2()
-        .timer(TokioTimer::new())
-        .keep_alive_interval(limits.keepalive_interval)
-        .keep_alive_timeout(limits.keepalive_timeout)
-        .max_concurrent_streams(limits.max_streams)
-        .max_send_buf_size(SEND_BUFFER)
-        .max_header_list_size(HEAD_BUFFER as u32);
-    if http2_only { b.http2_only() } else { b }
-}
-
-/// Serves `service` on the listener's connections until `shutdown`: then stops
-/// accepting and closes every connection gracefully. Connection tasks are tracked by
-/// `tracker`, so the caller can wait for in-flight requests.
-pub(crate) async fn serve<S, B>(
-    listener: Listener,
-    service: S,
-    limits: Limits,
-    shutdown: CancellationToken,
-    tracker: TaskTracker,
-) where
-    S: HttpService<B>,
-    B: ResponseBody,
-{
-    let Listener {
-        name,
-        tcp,
-        tls,
-        http2_only,
-        max_connections,
-        attach,
-    } = listener;
-    let builder = Arc::new(builder(&limits, http2_only));
-    let registry = Arc::new(Registry {
-        max: max_connections.max(1),
-        open: Mutex::new(HashMap::new()),
-        freed: Notify::new(),
-    });
-    let mut accepted = crate::accept::accept_loop(tcp, name);
-    let mut next_id = 0u64;
-    metrics::gauge!("flakeid_connections_open", "listener" => name).set(0.0);
-    loop {
-        let (stream, peer) = tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => break,
-            a = accepted.recv() => match a {
-                Some(a) => a,
-                None => break,
-            },
-        };
-        next_id += 1;
-        let conn = Arc::new(Conn::new(next_id, peer, limits.streams_per_connection));
-        let place = tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => break,
-            p = registry.admit(&conn, name) => p,
-        };
-        metrics::counter!("flakeid_connections_total", "listener" => name).increment(1);
-        metrics::gauge!("flakeid_connections_open", "listener" => name).increment(1.0);
-        let task = connection(
-            stream,
-            conn,
-            attach,
-            tls.clone(),
-            Arc::clone(&builder),
-            service.clone(),
-            limits.clone(),
-            shutdown.clone(),
-            name,
-        );
-        tracker.spawn(async move {
-            task.await;
-            metrics::gauge!("flakeid_connections_open", "listener" => name).decrement(1.0);
-            drop(place);
-        });
-    }
-}
-
-/// One connection, from its TLS handshake to its close.
-#[allow(clippy::too_many_arguments)]
-async fn connection<S, B>(
-    stream: tokio::net::TcpStream,
-    conn: Arc<Conn>,
-    attach: bool,
-    tls: Option<TlsAcceptor>,
-    builder: Arc<auto::Builder<TokioExecutor>>,
-    service: S,
-    limits: Limits,
-    shutdown: CancellationToken,
-    name: &'static str,
-) where
-    S: HttpService<B>,
-    B: ResponseBody,
-{
-    let why = match tls {
-        None => serve_io(stream, &conn, attach, &builder, service, &limits, &shutdown).await,
-        Some(acceptor) => {
-            let handshake = tokio::time::timeout(limits.header_timeout, acceptor.accept(stream));
-            let tls = tokio::select! {
-                h = handshake => h,
-                _ = conn.evict.cancelled() => return closed(name, "evicted"),
-                _ = shutdown.cancelled() => return closed(name, "shutdown"),
-            };
-            match tls {
-                Ok(Ok(io)) => {
-                    serve_io(io, &conn, attach, &builder, service, &limits, &shutdown).await
-                }
-                Ok(Err(_)) | Err(_) => {
-                    metrics::counter!("flakeid_tls_handshake_failures_total").increment(1);
-                    "tls handshake failed"
-                }
-            }
-        }
-    };
-    closed(name, why);
-}
-
-fn closed(name: &'static str, why: &'static str) {
-    metrics::counter!("flakeid_connections_closed_total", "listener" => name, "reason" => why)
-        .increment(1);
-}
-
-/// Serves one connection's requests until it closes, idles out, is evicted, or the
-/// server shuts down (then gracefully: in-flight requests finish). Why it ended.
-#[allow(clippy::too_many_arguments)]
-async fn serve_io<I, S, B>(
-    io: I,
-    conn: &Arc<Conn>,
-    attach: bool,
-    builder: &auto::Builder<TokioExecutor>,
-    service: S,
-    limits: &Limits,
-    shutdown: &CancellationToken,
-) -> &'static str
-where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: HttpService<B>,
-    B: ResponseBody,
-{
-    let service = ConnService {
-        inner: service,
-        conn: Arc::clone(conn),
-        attach,
-    };
-    let hyper_service = hyper_util::service::TowerToHyperService::new(service);
-    let io = crate::h1_errors::JsonErrors::new(io);
-    let served = builder.serve_connection(TokioIo::new(io), hyper_service);
-    tokio::pin!(served);
-    let mut draining = false;
-    loop {
-        tokio::select! {
-            r = served.as_mut() => return match r {
-                Ok(()) => "closed",
-                Err(e) => {
-                    tracing::debug!(target: "flakeid_serve", peer = %conn.peer, error = %e, "connection ended by an error");
-                    "error"
-                }
-            },
-            why = conn.idle(limits.header_timeout, limits.idle_timeout, limits.write_timeout), if !draining => return why,
-            _ = conn.evict.cancelled() => return "evicted",
-            _ = shutdown.cancelled(), if !draining => {
-                served.as_mut().graceful_shutdown();
-                draining = true;
-            }
         }
     }
 }

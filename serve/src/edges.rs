@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::FutureExt;
 use tower::ServiceExt;
 
-use crate::http::ROUTES;
+use crate::routes::ROUTES;
 use crate::{Service, ServiceError};
 
 /// The HTTP routes ([`router`](crate::router)) inside the service's edge, as `flakeid

@@ -168,7 +168,7 @@ impl IntoResponse for ServiceError {
             self.status(),
             [(
                 header::CONTENT_TYPE,
-                HeaderValue::from_static(crate::http::JSON),
+                HeaderValue::from_static(crate::routes::JSON),
             )],
             error_body(&self.to_string()),
         )
@@ -238,7 +238,7 @@ mod tests {
             assert_eq!(status.code(), e.code());
             assert!(!status.message().is_empty());
             let r = e.clone().into_response();
-            assert_eq!(r.headers()[header::CONTENT_TYPE], crate::http::JSON);
+            assert_eq!(r.headers()[header::CONTENT_TYPE], crate::routes::JSON);
             let retry = r.headers().get(header::RETRY_AFTER);
             assert_eq!(
                 retry.is_some(),

@@ -24,6 +24,8 @@ pub(crate) struct ClaimPlan {
     /// After a loss (`None` before the first): the node ids earlier claims held, with
     /// the reservation each found; the namespace must still be there.
     pub(crate) known: Option<Vec<(u64, u64)>>,
+    /// The front end's words for an error's fix ([`Config::claim_remedy`](crate::Config::claim_remedy)).
+    pub(crate) remedy: fn(&ClaimError) -> Option<String>,
 }
 
 impl ClaimPlan {
@@ -129,20 +131,24 @@ async fn claim(
             e.kind(),
             ClaimErrorKind::Settings | ClaimErrorKind::Access | ClaimErrorKind::Corrupt
         );
+        let said = match (plan.remedy)(&e) {
+            Some(remedy) => format!("{e} ({remedy})"),
+            None => e.to_string(),
+        };
         if fatal && first {
-            tracing::error!(target: "flakeid_serve", error = %e, "cannot claim node ids; stopping");
+            tracing::error!(target: "flakeid_serve", error = %said, "cannot claim node ids; stopping");
             end.with(Err(StartError::Claim(e)));
             return None;
         }
         tracing::warn!(
             target: "flakeid_serve",
             attempt,
-            error = %e,
+            error = %said,
             retry_in_ms = pause.as_millis() as u64,
             "claiming node ids failed; trying again"
         );
         service.set_waiting(format!(
-            "claiming node ids: attempt {attempt} failed ({e}); trying again in {} ms",
+            "claiming node ids: attempt {attempt} failed ({said}); trying again in {} ms",
             pause.as_millis()
         ));
         tokio::select! {
@@ -281,39 +287,6 @@ pub(crate) async fn supervise(
     }
 }
 
-/// Reads the token file again; logged and counted either way.
-pub(crate) fn reload_tokens(tokens: &Tokens) -> Result<(), String> {
-    match tokens.reload() {
-        Ok(n) => {
-            metrics::counter!("flakeid_token_reloads_total", "result" => "ok").increment(1);
-            tracing::info!(target: "flakeid_serve", tokens = n, file = ?tokens.file(), "token file reloaded");
-            Ok(())
-        }
-        Err(e) => {
-            metrics::counter!("flakeid_token_reloads_total", "result" => "failed").increment(1);
-            tracing::error!(target: "flakeid_serve", error = %e, "token file reload failed; the tokens in use stay");
-            Err(e.to_string())
-        }
-    }
-}
-
-/// Reads the TLS certificate and key again; logged and counted either way.
-pub(crate) fn reload_tls(tls: &TlsKeys) -> Result<(), String> {
-    let (cert, _) = tls.files();
-    match tls.reload() {
-        Ok(()) => {
-            metrics::counter!("flakeid_tls_reloads_total", "result" => "ok").increment(1);
-            tracing::info!(target: "flakeid_serve", cert = %cert.display(), "TLS certificate reloaded");
-            Ok(())
-        }
-        Err(e) => {
-            metrics::counter!("flakeid_tls_reloads_total", "result" => "failed").increment(1);
-            tracing::error!(target: "flakeid_serve", error = %e, "TLS certificate reload failed; the pair in use stays");
-            Err(e.to_string())
-        }
-    }
-}
-
 /// Reloads the token file and the TLS pair when their files change (checked every
 /// second), until `shutdown`.
 pub(crate) async fn watch_files(
@@ -327,10 +300,10 @@ pub(crate) async fn watch_files(
             _ = shutdown.cancelled() => return,
         }
         if let Some(t) = tokens.as_deref().filter(|t| t.changed()) {
-            let _ = reload_tokens(t);
+            let _ = crate::token::reload_tokens(t);
         }
         if let Some(t) = tls.as_deref().filter(|t| t.changed()) {
-            let _ = reload_tls(t);
+            let _ = crate::tls::reload_tls(t);
         }
     }
 }

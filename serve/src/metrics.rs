@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::Service;
+use crate::Minter;
 
 /// What kind of series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub(crate) fn register(layout: &str, listeners: &[&'static str]) {
         .set(1.0);
     metrics::gauge!("flakeid_ready").set(0.0);
     metrics::gauge!("flakeid_shards").set(0.0);
-    for route in crate::http::ROUTES {
+    for route in crate::routes::ROUTES {
         metrics::counter!("flakeid_http_requests_total", "route" => route, "status" => "200")
             .absolute(0);
     }
@@ -266,9 +266,9 @@ const SERIES_WITH_LABELS: [&str; 10] = [
 ];
 
 /// Sets the per-node claim series and the process's, before a scrape.
-pub(crate) fn claim_gauges(s: &Service) {
+pub(crate) fn claim_gauges(minter: Option<&Minter>) {
     process().collect();
-    let Ok(minter) = s.minter() else { return };
+    let Some(minter) = minter else { return };
     for n in minter.nodes() {
         let Some(c) = n.claim else { continue };
         let node = n.node.to_string();
@@ -280,48 +280,6 @@ pub(crate) fn claim_gauges(s: &Service) {
             .absolute(c.renewals);
         metrics::counter!("flakeid_claim_node_renewal_failures_total", "node" => node)
             .absolute(c.failures);
-    }
-}
-
-/// Raises this process's soft descriptor limit to its hard limit (as Go's runtime does),
-/// so that the connection cap, not the usual 1,024, bounds the connections; returns the
-/// soft limit now in force (`None` where the system does not say).
-pub fn raise_descriptor_limit() -> Option<u64> {
-    #[cfg(unix)]
-    {
-        use rustix::process::{Resource, getrlimit, setrlimit};
-        let limit = getrlimit(Resource::Nofile);
-        if let (Some(current), Some(maximum)) = (limit.current, limit.maximum)
-            && current < maximum
-        {
-            let raised = rustix::process::Rlimit {
-                current: Some(maximum),
-                maximum: Some(maximum),
-            };
-            if setrlimit(Resource::Nofile, raised).is_ok() {
-                return Some(maximum);
-            }
-        }
-        limit.current
-    }
-    #[cfg(not(unix))]
-    None
-}
-
-/// The connection cap per listener: the one asked for, kept under the descriptor limit
-/// (64 kept for the store's connections, files and the listeners themselves), shared by
-/// the `listeners`.
-pub(crate) fn connection_cap(asked: usize, listeners: usize) -> usize {
-    #[cfg(unix)]
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
-    #[cfg(not(unix))]
-    let soft: Option<u64> = None;
-    match soft {
-        Some(soft) => {
-            let room = usize::try_from(soft.saturating_sub(64)).unwrap_or(usize::MAX);
-            asked.min((room / listeners.max(1)).max(1))
-        }
-        None => asked,
     }
 }
 
@@ -354,7 +312,7 @@ const STATUSES: [(u16, &str); 14] = [
 
 /// The route labels: the routes, then `unmatched`.
 fn route_labels() -> impl Iterator<Item = &'static str> {
-    crate::http::ROUTES.into_iter().chain(["unmatched"])
+    crate::routes::ROUTES.into_iter().chain(["unmatched"])
 }
 
 impl HttpMetrics {
@@ -379,8 +337,8 @@ impl HttpMetrics {
         elapsed: std::time::Duration,
     ) {
         let r = route
-            .and_then(|route| crate::http::ROUTES.iter().position(|x| *x == route))
-            .unwrap_or(crate::http::ROUTES.len());
+            .and_then(|route| crate::routes::ROUTES.iter().position(|x| *x == route))
+            .unwrap_or(crate::routes::ROUTES.len());
         let label = route.unwrap_or("unmatched");
         match STATUSES.iter().position(|(code, _)| *code == status.as_u16()) {
             Some(i) => self.requests[r][i]

@@ -14,8 +14,8 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
-use crate::conn::Listener;
 use crate::lifecycle::{ClaimPlan, End};
+use crate::listen::Listener;
 use crate::{Config, Minter, NodeSource, Outcome, Service, StartError};
 
 /// Builds the shards `config` describes: on its given node ids, or on node ids claimed
@@ -72,6 +72,7 @@ pub async fn run(
         limits,
         on_claim_lost,
         access_log,
+        claim_remedy,
     } = config;
     let shards = shards.max(1);
     let (http, http_addr) = bind(listen).await?;
@@ -120,6 +121,7 @@ pub async fn run(
             max_wait,
             ready_margin: window / 3,
             known: None,
+            remedy: claim_remedy,
         }),
     };
     let service = builder.build();
@@ -146,12 +148,12 @@ pub async fn run(
             }
         });
     }
-    let cap = crate::metrics::connection_cap(limits.max_connections, names.len());
+    let cap = crate::descriptors::connection_cap(limits.max_connections, names.len());
     let acceptor = |alpn: &[&[u8]]| {
         tls.as_ref()
             .map(|t| TlsAcceptor::from(t.server_config(alpn)))
     };
-    tasks.spawn(crate::conn::serve(
+    tasks.spawn(crate::listen::serve(
         Listener {
             name: "http",
             tcp: http,
@@ -167,7 +169,7 @@ pub async fn run(
     ));
     let health = grpc.map(|(tcp, _)| {
         let (routes, health) = crate::grpc_edges::routes(&service);
-        tasks.spawn(crate::conn::serve(
+        tasks.spawn(crate::listen::serve(
             Listener {
                 name: "grpc",
                 tcp,

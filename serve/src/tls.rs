@@ -148,3 +148,20 @@ fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<Certi
         ))
     })
 }
+
+/// Reads the TLS certificate and key again; logged and counted either way.
+pub(crate) fn reload_tls(tls: &TlsKeys) -> Result<(), String> {
+    let (cert, _) = tls.files();
+    match tls.reload() {
+        Ok(()) => {
+            metrics::counter!("flakeid_tls_reloads_total", "result" => "ok").increment(1);
+            tracing::info!(target: "flakeid_serve", cert = %cert.display(), "TLS certificate reloaded");
+            Ok(())
+        }
+        Err(e) => {
+            metrics::counter!("flakeid_tls_reloads_total", "result" => "failed").increment(1);
+            tracing::error!(target: "flakeid_serve", error = %e, "TLS certificate reload failed; the pair in use stays");
+            Err(e.to_string())
+        }
+    }
+}

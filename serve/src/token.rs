@@ -175,6 +175,22 @@ fn read(path: &Path) -> Result<Vec<Token>, TokenError> {
         .collect()
 }
 
+/// Reads the token file again; logged and counted either way.
+pub(crate) fn reload_tokens(tokens: &Tokens) -> Result<(), String> {
+    match tokens.reload() {
+        Ok(n) => {
+            metrics::counter!("flakeid_token_reloads_total", "result" => "ok").increment(1);
+            tracing::info!(target: "flakeid_serve", tokens = n, file = ?tokens.file(), "token file reloaded");
+            Ok(())
+        }
+        Err(e) => {
+            metrics::counter!("flakeid_token_reloads_total", "result" => "failed").increment(1);
+            tracing::error!(target: "flakeid_serve", error = %e, "token file reload failed; the tokens in use stay");
+            Err(e.to_string())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,9 +108,9 @@ impl Access {
                     self.password = Some(Secret::from_file(value)?);
                 }
                 "password" => {
-                    return Err(bad(
-                        "a password never goes in the URL (shell history, process lists, logs): give password-file=FILE, or the tool's --claim-password-file or FLAKEID_CLAIM_PASSWORD".into(),
-                    ));
+                    return Err(ClaimError::PasswordInUrl {
+                        url: url.redacted().into(),
+                    });
                 }
                 "read" => {
                     self.read = match value {
@@ -143,9 +143,9 @@ impl Access {
             return Err(bad("a password without user=NAME: give the user too".into()));
         }
         if self.user.is_some() && self.password.is_none() {
-            return Err(bad(
-                "user= without a password: give password-file=FILE (or the tool's --claim-password-file or FLAKEID_CLAIM_PASSWORD)".into(),
-            ));
+            return Err(ClaimError::NoPassword {
+                url: url.redacted().into(),
+            });
         }
         Ok(self)
     }

@@ -156,6 +156,18 @@ pub enum ClaimError {
         /// This claim's layout.
         asked: String,
     },
+    /// A store URL with `password=`: a password in a URL ends up in shell history, process
+    /// lists and logs.
+    PasswordInUrl {
+        /// The URL, its query values hidden.
+        url: String,
+    },
+    /// A store URL with `user=` and no password: neither its `password-file=` nor one given
+    /// apart from the URL ([`OpenOptions::password`](super::OpenOptions::password)).
+    NoPassword {
+        /// The URL, its query values hidden.
+        url: String,
+    },
     /// A claim that follows earlier claims of this holder ([`Claims::again_after`](super::Claims::again_after))
     /// found the store without what they stored: the namespace is gone, or a
     /// reservation is missing or lower. Claiming now would start from nothing and could
@@ -249,6 +261,8 @@ impl ClaimError {
             | ClaimError::RenewalSlowerThanWindow { .. }
             | ClaimError::RenewalTooOften { .. }
             | ClaimError::LayoutMismatch { .. }
+            | ClaimError::PasswordInUrl { .. }
+            | ClaimError::NoPassword { .. }
             | ClaimError::TtlTooShort { .. } => ClaimErrorKind::Settings,
             ClaimError::Unreachable { .. } | ClaimError::Io { .. } => ClaimErrorKind::Unavailable,
             ClaimError::PoolFull { .. }
@@ -291,7 +305,7 @@ impl fmt::Display for ClaimError {
                 if !corrupt.is_empty() {
                     write!(
                         f,
-                        ", {} with unreadable data: {corrupt:?}, which `flakeid claims` lists",
+                        ", {} with unreadable data: {corrupt:?}, which a listing shows as corrupt",
                         corrupt.len()
                     )?;
                 }
@@ -314,7 +328,7 @@ impl fmt::Display for ClaimError {
             ClaimError::Io { path, reason } => write!(f, "cannot use {path}: {reason}"),
             ClaimError::Corrupt { path, reason } => write!(
                 f,
-                "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it. Repair it with ClaimStore::repair (`flakeid claims --repair NODE`), which stores a reservation past now and past what any holder could have minted; do not remove it: the next holder would start from nothing and could mint IDs its last holder minted"
+                "{path} holds claim data this version cannot read ({reason}); the reservation it held is unknown, so its node id is skipped and nothing overwrites it. Repair it with ClaimStore::repair, which stores a reservation past now and past what any holder could have minted; do not remove it: the next holder would start from nothing and could mint IDs its last holder minted"
             ),
             ClaimError::BadNamespace { namespace, reason } => write!(
                 f,
@@ -383,7 +397,15 @@ impl fmt::Display for ClaimError {
                 found,
             } => write!(
                 f,
-                "{store}: {found}, though this holder claimed in namespace {namespace:?} before: a claim now would start without the reservations earlier holders stored and could mint their IDs again; restore the namespace where it was (from where it was moved, or a backup), or store a reservation past every ID minted for each of its node ids (flakeid claims --claim {store} --namespace {namespace} --repair NODE --window DURATION); claims go on once the store has them"
+                "{store}: {found}, though this holder claimed in namespace {namespace:?} before: a claim now would start without the reservations earlier holders stored and could mint their IDs again; restore the namespace where it was (from where it was moved, or a backup), or store a reservation past every ID minted for each of its node ids (ClaimStore::repair); claims go on once the store has them"
+            ),
+            ClaimError::PasswordInUrl { url } => write!(
+                f,
+                "claim store {url:?}: a password never goes in the URL (shell history, process lists, logs): give password-file=FILE, or the password apart from the URL"
+            ),
+            ClaimError::NoPassword { url } => write!(
+                f,
+                "claim store {url:?}: user= without a password: give password-file=FILE, or the password apart from the URL"
             ),
             ClaimError::NodeHeld { namespace, node } => write!(
                 f,
@@ -423,6 +445,48 @@ impl std::error::Error for ClaimError {
         match self {
             ClaimError::Build(e) => Some(e),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tool_words {
+    use super::*;
+    use std::format;
+    use std::vec;
+
+    /// The library's messages name its own API, never a flag or command of the tool
+    /// (which adds its own words).
+    #[test]
+    fn library_messages_name_no_tool_flag() {
+        let url = String::from("etcd://h:1?user=u");
+        let errors = [
+            ClaimError::PasswordInUrl { url: url.clone() },
+            ClaimError::NoPassword { url },
+            ClaimError::Corrupt {
+                path: "ns/reserved/3".into(),
+                reason: "garbage".into(),
+            },
+            ClaimError::StoreForgot {
+                store: "etcd://h:1".into(),
+                namespace: "ns".into(),
+                found: "the namespace is gone".into(),
+            },
+            ClaimError::PoolFull {
+                namespace: "ns".into(),
+                pool: 0..2,
+                held: 1,
+                waited: Duration::ZERO,
+                corrupt: vec![1],
+                wanted: 1,
+            },
+        ];
+        for e in errors {
+            let text = format!("{e}");
+            assert!(
+                !text.contains("--") && !text.contains("flakeid ") && !text.contains("FLAKEID_"),
+                "{text}"
+            );
         }
     }
 }

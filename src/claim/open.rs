@@ -22,8 +22,9 @@ use super::{Access, ClaimError, ClaimStore, MemoryStore, Secret, StaticNode, sta
 ///
 /// The coordinators are stores of their own crates, which open from the same [`StoreUrl`]
 /// ([`FromUrl`]): `etcd://` and `etcds://` in `flakeid-etcd`, `zookeeper://` in
-/// `flakeid-zookeeper`; the `flakeid` tool opens all of them. Here their URLs are refused
-/// with a message naming the crate. A network store's query says how it authenticates
+/// `flakeid-zookeeper`; `flakeid_stores::open` opens all of them (and stores registered
+/// by scheme), and the `flakeid` tool opens through it. Here their URLs are refused with a
+/// message naming that package. A network store's query says how it authenticates
 /// ([`Access`]).
 pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     open_with(url, &OpenOptions::default())
@@ -77,9 +78,8 @@ pub fn open_with(url: &str, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>
     open_url(&StoreUrl::parse(url)?, options)
 }
 
-/// [`open_with`] of a URL already read: the stores of this crate by scheme. A composition
-/// root with more stores (the `flakeid` tool: `flakeid-etcd`, `flakeid-zookeeper`) matches
-/// its own schemes first and hands the rest to this.
+/// [`open_with`] of a URL already read: the stores of this crate by scheme.
+/// `flakeid-stores`, which composes every store, hands these schemes to this.
 pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     match url.scheme() {
         #[cfg(not(unix))]
@@ -91,10 +91,10 @@ pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimSt
         "memory" => Ok(Arc::new(MemoryStore::from_url(url, options)?)),
         "static" => Ok(Arc::new(StaticNode::from_url(url, options)?)),
         "etcd" | "etcds" => Err(url.bad(
-            "etcd's store is the flakeid-etcd crate: open it with flakeid_etcd::EtcdStore::from_url (the flakeid tool does)",
+            "etcd's store is the flakeid-etcd crate: open this URL with flakeid_stores::open, which composes every store",
         )),
         "zookeeper" => Err(url.bad(
-            "ZooKeeper's store is the flakeid-zookeeper crate: open it with flakeid_zookeeper::ZooKeeperStore::from_url (the flakeid tool does)",
+            "ZooKeeper's store is the flakeid-zookeeper crate: open this URL with flakeid_stores::open, which composes every store",
         )),
         other => Err(url.bad(format!(
             "unknown scheme {other:?}: give etcd://HOST:PORT (etcds:// with TLS), zookeeper://HOST:PORT, file:DIR, memory:, static:N or static:pod"

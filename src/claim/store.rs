@@ -1,7 +1,8 @@
 //! What a store implements and the helpers it may use: the [`ClaimStore`] trait, the
 //! requests and answers that cross it ([`ClaimRequest`], [`Claimed`], [`ClaimInfo`],
-//! [`Repaired`]), the parse of a store's URL ([`StoreUrl`]), the text of a reservation
-//! on a coordinator ([`parse_reserved`], [`Listing`]), and a network client's runtime
+//! [`Repaired`]), the parse of a store's URL ([`StoreUrl`]), where a coordinator keeps a
+//! namespace's records ([`Keys`]), the text of a reservation on a coordinator
+//! ([`parse_reserved`], [`Listing`]), and a network client's runtime
 //! ([`Runtime`], feature `tokio`).
 //!
 //! A user of claims needs none of it beyond [`ClaimStore`]'s listing methods; an author of a
@@ -16,11 +17,13 @@ use std::vec::Vec;
 
 use super::ClaimError;
 
+mod keys;
 mod reserved;
 #[cfg(feature = "tokio")]
 mod runtime;
 mod url;
 
+pub use keys::{Keys, Record};
 pub use reserved::{
     Listing, claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
 };

@@ -23,8 +23,6 @@
 use flakeid::Error;
 use flakeid::decode::{ColumnBuffers, Decoder, Fields};
 
-use crate::rows::Row;
-
 /// IDs and their decoded columns. Allocates only when a batch is longer than any before.
 #[derive(Debug)]
 pub struct Batch {
@@ -192,6 +190,21 @@ pub(crate) enum Width<'a> {
     Narrow(Columns<'a, u32>),
     /// As `u64`.
     Wide(Columns<'a, u64>),
+}
+
+/// One decoded row, from the batch decoder's columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The ID.
+    pub id: u64,
+    /// Its ticks since the epoch.
+    pub ticks: u64,
+    /// Its time in Unix milliseconds.
+    pub unix_ms: u64,
+    /// Its sequence number.
+    pub sequence: u64,
+    /// Its node id.
+    pub node: u64,
 }
 
 #[cfg(test)]

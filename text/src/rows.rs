@@ -7,6 +7,7 @@
 use flakeid::rfc3339::{self, Timestamp};
 use flakeid::{Encoding, Layout};
 
+pub use crate::batch::Row;
 use crate::batch::{Batch, Columns, Width};
 
 /// The text form of decoded rows.
@@ -19,21 +20,6 @@ pub enum RowFormat {
     Json,
     /// Comma-separated values, with a header line.
     Csv,
-}
-
-/// One decoded row, from the batch decoder's columns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Row {
-    /// The ID.
-    pub id: u64,
-    /// Its ticks since the epoch.
-    pub ticks: u64,
-    /// Its time in Unix milliseconds.
-    pub unix_ms: u64,
-    /// Its sequence number.
-    pub sequence: u64,
-    /// Its node id.
-    pub node: u64,
 }
 
 const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\

@@ -33,8 +33,8 @@ use zookeeper_client::{
 };
 
 use flakeid::claim::store::{
-    ClaimRequest, Claimed, FromUrl, Listing, Repaired, Runtime as Remote, StoreUrl, Ticket, Waiter,
-    claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
+    ClaimRequest, Claimed, FromUrl, Keys, Listing, Record, Repaired, Runtime as Remote, StoreUrl,
+    Ticket, Waiter, claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
 };
 use flakeid::claim::{
     ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, ReadAccess, Secret,
@@ -45,7 +45,7 @@ mod claim;
 mod line;
 mod records;
 mod write;
-use write::{READ_BACK_TRIES, owns};
+use write::{READ_BACK_TRIES, op_error, owns, set_version};
 
 /// Claims on a ZooKeeper ensemble one session at a time per store.
 ///
@@ -153,22 +153,6 @@ impl core::fmt::Debug for ZooKeeperStore {
     }
 }
 
-/// The error of one operation of a multi, or of the request.
-fn op_error(e: MultiWriteError) -> (Option<usize>, ZkError) {
-    match e {
-        MultiWriteError::OperationFailed { index, source } => (Some(index), source),
-        MultiWriteError::RequestFailed { source } => (None, source),
-    }
-}
-
-/// The version a multi's `set_data` left.
-fn set_version(results: &[MultiWriteResult]) -> Option<i32> {
-    results.iter().find_map(|r| match r {
-        MultiWriteResult::SetData { stat } => Some(stat.version),
-        _ => None,
-    })
-}
-
 /// A write the znode's ACL does not grant this client.
 fn no_auth(url: &str) -> ClaimError {
     ClaimError::Refused {
@@ -272,8 +256,9 @@ impl ZooKeeperStore {
         })
     }
 
-    fn path(&self, namespace: &str, kind: &str, node: u64) -> String {
-        format!("{}/{namespace}/{kind}/{node}", self.connect.root)
+    /// Where `namespace`'s znodes are, under the root.
+    fn keys(&self, namespace: &str) -> Keys {
+        Keys::new(&self.connect.root, namespace)
     }
 
     /// The session for new claims: the current one, or a new one if it ended.
@@ -338,19 +323,19 @@ impl ClaimStore for ZooKeeperStore {
     /// An ephemeral sequential znode per waiter under `NS/line`: waiters are served in
     /// ZooKeeper's sequence order; a dead waiter's znode goes with its session (the TTL).
     fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
-        self.join(namespace, instance).map(Some)
+        self.join_line(namespace, instance).map(Some)
     }
 
     fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
-        self.waiters(namespace)
+        self.line(namespace)
     }
 
     fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
-        self.still_waiting(ticket)
+        self.stay_in_line(ticket)
     }
 
     fn leave_line(&self, ticket: &Ticket) {
-        self.leave(ticket);
+        self.leave_line(ticket);
     }
 
     /// On an ensemble (more than one host), the longer of two ways to lose the member in
@@ -394,7 +379,7 @@ impl ClaimStore for ZooKeeperStore {
     }
 
     fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.take(request)
+        self.claim(request)
     }
 
     fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
@@ -422,11 +407,11 @@ impl ClaimStore for ZooKeeperStore {
     }
 
     fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.bind(namespace, layout)
+        self.bind_layout(namespace, layout)
     }
 
     fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.all_namespaces()
+        self.namespaces()
     }
 
     fn repair(
@@ -435,43 +420,11 @@ impl ClaimStore for ZooKeeperStore {
         node: u64,
         reserved_until_unix_ns: u64,
     ) -> Result<Repaired, ClaimError> {
-        self.repair_reservation(namespace, node, reserved_until_unix_ns)
+        self.repair(namespace, node, reserved_until_unix_ns)
     }
 
     fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        let url = self.remote.url.clone();
-        let client = self.session()?;
-        let base = format!("{}/{namespace}", self.connect.root);
-        self.remote.run(async move {
-            let e = |e: ZkError| Self::error(&url, None, e);
-            let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
-            for kind in ["reserved", "nodes"] {
-                let dir = format!("{base}/{kind}");
-                let children = match client.list_children(&dir).await {
-                    Ok(children) => children,
-                    Err(ZkError::NoNode) => continue,
-                    Err(err) => return Err(e(err)),
-                };
-                for child in children {
-                    let Ok(node) = child.parse::<u64>() else {
-                        continue;
-                    };
-                    let path = format!("{dir}/{child}");
-                    let data = match client.get_data(&path).await {
-                        Ok((data, _)) => data,
-                        Err(ZkError::NoNode) => continue,
-                        Err(err) => return Err(e(err)),
-                    };
-                    let listing = nodes.entry(node).or_insert_with(|| Listing::new(node));
-                    if kind == "nodes" {
-                        listing.held_by(&data);
-                    } else {
-                        listing.reserved(&data, &path);
-                    }
-                }
-            }
-            Ok(nodes.into_values().map(|l| l.0).collect())
-        })
+        self.list(namespace)
     }
 }
 

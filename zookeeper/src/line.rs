@@ -16,18 +16,18 @@ fn sequence(name: &str) -> Option<i64> {
 
 impl ZooKeeperStore {
     fn line_dir(&self, namespace: &str) -> String {
-        format!("{}/{namespace}/line", self.connect.root)
+        self.keys(namespace).line()
     }
 
     /// [`ClaimStore::join_line`]: an ephemeral sequential znode of this session, holding
     /// the instance name; a lost reply is found again by the token in its name.
-    pub(super) fn join(&self, namespace: &str, instance: &str) -> Result<Ticket, ClaimError> {
+    pub(super) fn join_line(&self, namespace: &str, instance: &str) -> Result<Ticket, ClaimError> {
         let url = self.remote.url.clone();
         let client = self.session()?;
         let dir = self.line_dir(namespace);
         let parents = [
             self.connect.root.clone(),
-            format!("{}/{namespace}", self.connect.root),
+            self.keys(namespace).namespace().to_owned(),
             dir.clone(),
         ];
         let acls = self.connect.acls();
@@ -78,7 +78,7 @@ impl ZooKeeperStore {
     /// [`ClaimStore::line`]: the live waiters' znodes (ephemeral, of a session that has
     /// not ended), in sequence order. A persistent znode there, which no claimant makes,
     /// is no waiter: nobody can block the line with one.
-    pub(super) fn waiters(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+    pub(super) fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
         let url = self.remote.url.clone();
         let client = self.session()?;
         let dir = self.line_dir(namespace);
@@ -111,7 +111,7 @@ impl ZooKeeperStore {
 
     /// [`ClaimStore::stay_in_line`]: the waiter's znode is still there (its session
     /// lives); [`ClaimError::NotOwner`] once it is gone.
-    pub(super) fn still_waiting(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+    pub(super) fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
         let url = self.remote.url.clone();
         let client = self.session()?;
         let path = format!("{}/{}", self.line_dir(&ticket.namespace), ticket.key);
@@ -127,7 +127,7 @@ impl ZooKeeperStore {
 
     /// [`ClaimStore::leave_line`]: deletes the waiter's znode (if that fails, it goes
     /// with the session).
-    pub(super) fn leave(&self, ticket: &Ticket) {
+    pub(super) fn leave_line(&self, ticket: &Ticket) {
         let Ok(client) = self.session() else { return };
         let path = format!("{}/{}", self.line_dir(&ticket.namespace), ticket.key);
         let _ = self.remote.run(async move {

@@ -4,16 +4,56 @@
 use super::*;
 
 impl ZooKeeperStore {
+    /// [`ClaimStore::list`]: each id's `nodes/N` (the holder) and `reserved/N`, read
+    /// in either order into one listing.
+    pub(super) fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        let url = self.remote.url.clone();
+        let client = self.session()?;
+        let keys = self.keys(namespace);
+        self.remote.run(async move {
+            let e = |e: ZkError| Self::error(&url, None, e);
+            let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
+            for (record, dir) in [
+                (Record::Reserved, keys.reservations()),
+                (Record::Node, keys.nodes()),
+            ] {
+                let children = match client.list_children(&dir).await {
+                    Ok(children) => children,
+                    Err(ZkError::NoNode) => continue,
+                    Err(err) => return Err(e(err)),
+                };
+                for child in children {
+                    let Ok(node) = child.parse::<u64>() else {
+                        continue;
+                    };
+                    let path = format!("{dir}/{child}");
+                    let data = match client.get_data(&path).await {
+                        Ok((data, _)) => data,
+                        Err(ZkError::NoNode) => continue,
+                        Err(err) => return Err(e(err)),
+                    };
+                    let listing = nodes.entry(node).or_insert_with(|| Listing::new(node));
+                    match record {
+                        Record::Node => listing.held_by(&data),
+                        Record::Reserved => listing.reserved(&data, &path),
+                    }
+                }
+            }
+            Ok(nodes.into_values().map(|l| l.0).collect())
+        })
+    }
+
     /// [`ClaimStore::bind_layout`]: `/ROOT/NS/layout`, created with the first claim's
     /// layout; its ACL and its parents' checked as a claim's are.
-    pub(super) fn bind(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+    pub(super) fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
         check_namespace(namespace)?;
         let url = self.remote.url.clone();
         let client = self.session()?;
         let (connect, notices) = (self.connect.clone(), Arc::clone(&self.notices));
         let root = self.connect.root.clone();
-        let ns_path = format!("{root}/{namespace}");
-        let path = format!("{ns_path}/layout");
+        let keys = self.keys(namespace);
+        let ns_path = keys.namespace().to_owned();
+        let path = keys.layout();
         let (namespace, layout) = (String::from(namespace), String::from(layout));
         self.remote.run(async move {
             let e = |e: ZkError| Self::error(&url, None, e);
@@ -54,7 +94,7 @@ impl ZooKeeperStore {
     }
 
     /// [`ClaimStore::namespaces`]: the children of the root, with their layout znodes.
-    pub(super) fn all_namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+    pub(super) fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
         let url = self.remote.url.clone();
         let client = self.session()?;
         let root = self.connect.root.clone();
@@ -69,7 +109,7 @@ impl ZooKeeperStore {
             names.sort_unstable();
             let mut infos = Vec::with_capacity(names.len());
             for namespace in names {
-                let path = format!("{root}/{namespace}/layout");
+                let path = Keys::new(&root, &namespace).layout();
                 let (layout, problem) = match client.get_data(&path).await {
                     Ok((data, _)) => match String::from_utf8(data) {
                         Ok(layout) => (Some(layout), None),
@@ -91,7 +131,7 @@ impl ZooKeeperStore {
     /// [`ClaimStore::repair`]: while `nodes/N` does not exist, `reserved/N` set (at the
     /// version read, so that a claim between the read and the write makes one of the two
     /// fail and read again) or created.
-    pub(super) fn repair_reservation(
+    pub(super) fn repair(
         &self,
         namespace: &str,
         node: u64,
@@ -101,9 +141,10 @@ impl ZooKeeperStore {
         let url = self.remote.url.clone();
         let client = self.session()?;
         let (connect, notices) = (self.connect.clone(), Arc::clone(&self.notices));
-        let ns_path = format!("{}/{namespace}", self.connect.root);
-        let node_path = self.path(namespace, "nodes", node);
-        let reserved_path = self.path(namespace, "reserved", node);
+        let keys = self.keys(namespace);
+        let ns_path = keys.namespace().to_owned();
+        let node_path = keys.node(node);
+        let reserved_path = keys.reserved(node);
         let held = ClaimError::NodeHeld {
             namespace: namespace.into(),
             node,
@@ -112,7 +153,7 @@ impl ZooKeeperStore {
             let e = |e: ZkError| Self::error(&url, None, e);
             let acls = connect.acls();
             let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));
-            let reserved_dir = format!("{ns_path}/reserved");
+            let reserved_dir = keys.reservations();
             match client.mkdir(&reserved_dir, &persistent).await {
                 Ok(()) => {}
                 Err(ZkError::NoNode) => return Err(missing_chroot(&url)),
@@ -178,7 +219,7 @@ impl ZooKeeperStore {
         let Ok(client) = self.session() else {
             return;
         };
-        let path = self.path(&claimed.namespace, "reserved", claimed.node);
+        let path = self.keys(&claimed.namespace).reserved(claimed.node);
         let acls = self.connect.acls();
         let _ = self.remote.run(async move {
             let persistent = CreateMode::Persistent.with_acls(Acls::new(&acls));

@@ -2,6 +2,8 @@
 //! a client of the test's own for the faults: a holder's ephemeral node deleted, a
 //! reservation overwritten with garbage or removed.
 
+use flakeid::claim::OpenOptions;
+use flakeid::claim::store::{FromUrl, StoreUrl};
 use flakeid_fleet::scenarios::{self as fleet, Server};
 use flakeid_fleet::zookeeper::ZooKeeper;
 use flakeid_testkit as conformance;
@@ -34,7 +36,10 @@ impl ZkBackend {
 
 impl conformance::Backend for ZkBackend {
     fn handle(&self) -> std::sync::Arc<dyn flakeid::claim::ClaimStore> {
-        fleet::open(&self.url).unwrap()
+        let url = StoreUrl::parse(&self.url).unwrap();
+        std::sync::Arc::new(
+            flakeid_zookeeper::ZooKeeperStore::from_url(&url, &OpenOptions::default()).unwrap(),
+        )
     }
     fn lose(
         &self,

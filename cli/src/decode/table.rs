@@ -16,7 +16,7 @@ use flakeid_text::rows::{Row, RowFormat};
 
 use super::line::{BadLine, DECODE_BATCH, parse_id};
 use crate::args::InputEncoding;
-use crate::{CliError, CliResult, quiet_on_broken_pipe, warn};
+use crate::out::{CliError, CliResult, quiet_on_broken_pipe, warn};
 
 /// Which column: its header name, or its number from 1.
 enum Which {

@@ -2,14 +2,13 @@
 //! BENCHMARKS.md: ROUNDS of each through the store, one at a time, in the namespace
 //! `bench`; the median, the 90th percentile and the worst of each.
 //!
-//! `cargo run --release -p flakeid-cli --example claim_cost -- ROUNDS URL [URL...]` (start
+//! `cargo run --release -p flakeid-stores --example claim_cost -- ROUNDS URL [URL...]` (start
 //! the servers the URLs name first; the file store needs only a directory).
 
 use std::time::{Duration, Instant};
 
 use flakeid::claim::OpenOptions;
 use flakeid::claim::store::ClaimRequest;
-use flakeid::claim::store::{FromUrl, StoreUrl};
 
 fn summary(mut times: Vec<Duration>) -> String {
     times.sort_unstable();
@@ -28,17 +27,7 @@ fn main() {
     println!("| store | claim | renewal | release |");
     println!("|---|---|---|---|");
     for url in args {
-        let parsed = StoreUrl::parse(&url).unwrap();
-        let options = OpenOptions::default();
-        let store: std::sync::Arc<dyn flakeid::claim::ClaimStore> = match parsed.scheme() {
-            "etcd" | "etcds" => {
-                std::sync::Arc::new(flakeid_etcd::EtcdStore::from_url(&parsed, &options).unwrap())
-            }
-            "zookeeper" => std::sync::Arc::new(
-                flakeid_zookeeper::ZooKeeperStore::from_url(&parsed, &options).unwrap(),
-            ),
-            _ => flakeid::claim::open_url(&parsed, &options).unwrap(),
-        };
+        let store = flakeid_stores::open(&url, &OpenOptions::default()).unwrap();
         let request = ClaimRequest {
             namespace: "bench",
             pool: 0..1,

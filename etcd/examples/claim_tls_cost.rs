@@ -3,7 +3,7 @@
 //! `auth enable` (certificates made here with rcgen); on each, ROUNDS claims, renewals and
 //! releases through flakeid's etcd store, one at a time; the median and the worst of each.
 //!
-//! `cargo run --release -p flakeid-cli --example claim_tls_cost [ROUNDS]` (needs `etcd`
+//! `cargo run --release -p flakeid-etcd --example claim_tls_cost [ROUNDS]` (needs `etcd`
 //! on the PATH: Debian's etcd-server).
 
 use std::net::TcpListener;

@@ -1,0 +1,204 @@
+//! Values that cross from Python into a layout and back: times (a `datetime`, a
+//! `numpy.datetime64` or RFC 3339 text in; an aware UTC `datetime` out), whole numbers in
+//! range, the node by the names decode shows, and one ID.
+
+use flakeid::Layout;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
+
+use crate::errors::{error, layout_error};
+
+/// Python's `datetime` pieces, looked up once: the class, UTC, the Unix epoch as an aware
+/// `datetime`, `timedelta`.
+struct DateTime {
+    utc: Py<PyAny>,
+    epoch: Py<PyAny>,
+    timedelta: Py<PyAny>,
+}
+
+fn datetime(py: Python<'_>) -> PyResult<&DateTime> {
+    static CELL: PyOnceLock<DateTime> = PyOnceLock::new();
+    CELL.get_or_try_init(py, || {
+        let m = py.import("datetime")?;
+        let utc = m.getattr("timezone")?.getattr("utc")?;
+        let epoch = m
+            .getattr("datetime")?
+            .call1((1970, 1, 1, 0, 0, 0, 0, &utc))?;
+        Ok::<_, PyErr>(DateTime {
+            utc: utc.unbind(),
+            epoch: epoch.unbind(),
+            timedelta: m.getattr("timedelta")?.unbind(),
+        })
+    })
+}
+
+/// An aware UTC `datetime` of Unix milliseconds, exactly; a `LayoutError` past the last
+/// time a `datetime` holds, naming the calls that hold it.
+pub(crate) fn utc_datetime(py: Python<'_>, unix_ms: u64) -> PyResult<Bound<'_, PyAny>> {
+    if unix_ms > DATETIME_MAX_UNIX_MS {
+        return Err(layout_error(
+            py,
+            format!(
+                "the time {} is after 9999-12-31T23:59:59.999Z, the last a Python datetime holds: use unix_ms_of(id), or decode() (numpy's datetime64 holds it)",
+                flakeid::rfc3339::Timestamp(i128::from(unix_ms) * 1_000_000)
+            ),
+        ));
+    }
+    let dt = datetime(py)?;
+    // timedelta(days, seconds, microseconds, milliseconds)
+    let since = dt.timedelta.bind(py).call1((0, 0, 0, unix_ms))?;
+    dt.epoch.bind(py).call_method1("__add__", (since,))
+}
+
+/// What `time=` takes, said when it is none of it.
+const TIME_FORMS: &str = "give time as a datetime (a naive one is read as UTC), a numpy.datetime64 or an RFC 3339 string such as 2026-10-31T12:00:00Z";
+
+/// The last millisecond a Python `datetime` holds: 9999-12-31T23:59:59.999Z.
+pub(crate) const DATETIME_MAX_UNIX_MS: u64 = 253_402_300_799_999;
+
+/// Unix nanoseconds of `time=`: a `datetime` (a naive one read as UTC, to its
+/// microsecond), a `numpy.datetime64` (to its unit) or an RFC 3339 string.
+pub(crate) fn unix_ns(py: Python<'_>, time: &Bound<'_, PyAny>) -> PyResult<i128> {
+    if let Ok(text) = time.extract::<String>() {
+        return flakeid::rfc3339::parse(&text)
+            .map_err(|e| layout_error(py, format!("time {text:?}: {e}; {TIME_FORMS}")));
+    }
+    let np = py.import("numpy")?;
+    if time.is_instance(&np.getattr("datetime64")?)? {
+        if np.call_method1("isnat", (time,))?.is_truthy()? {
+            return Err(layout_error(
+                py,
+                format!("time is NaT (not a time): {TIME_FORMS}"),
+            ));
+        }
+        // Nanoseconds hold the years 1678 to 2262; a later time is read in microseconds.
+        let ns = time
+            .call_method1("astype", ("datetime64[us]",))?
+            .call_method1("astype", ("int64",))?
+            .extract::<i64>()?;
+        return Ok(i128::from(ns) * 1000);
+    }
+    if !time.hasattr("tzinfo")? || !time.hasattr("replace")? {
+        return Err(layout_error(
+            py,
+            format!(
+                "time {} is not a time: {TIME_FORMS}",
+                time.repr().map(|r| r.to_string()).unwrap_or_default()
+            ),
+        ));
+    }
+    let dt = datetime(py)?;
+    let aware = if time.getattr("tzinfo")?.is_none() {
+        let kw = PyDict::new(py);
+        kw.set_item("tzinfo", dt.utc.bind(py))?;
+        time.call_method("replace", (), Some(&kw))?
+    } else {
+        time.clone()
+    };
+    let delta = aware.call_method1("__sub__", (dt.epoch.bind(py),))?;
+    let micro = dt.timedelta.bind(py).call1((0, 0, 1))?;
+    let micros: i64 = delta.call_method1("__floordiv__", (micro,))?.extract()?;
+    Ok(i128::from(micros) * 1000)
+}
+
+/// A whole number argument from 0 to `max` (`name=` in messages): a Python int or a numpy
+/// integer; anything else, or out of range, a `LayoutError` saying what is taken.
+pub(crate) fn uint(
+    py: Python<'_>,
+    name: &str,
+    value: &Bound<'_, PyAny>,
+    max: u64,
+) -> PyResult<u64> {
+    match value.extract::<u64>() {
+        Ok(v) if v <= max => Ok(v),
+        _ => Err(layout_error(
+            py,
+            format!(
+                "{name}={} is not in range: give an int from 0 to {max}",
+                value.repr().map(|r| r.to_string()).unwrap_or_default()
+            ),
+        )),
+    }
+}
+
+/// The node the keywords give, by the names decode shows for `layout` (`node`; the split
+/// parts `datacenter`/`worker`, Discord's `worker`/`process`; Sonyflake's `machine`), or
+/// `None` when none was given. A name the layout does not have, or half of a pair, is a
+/// `LayoutError` naming what to give.
+pub(crate) fn node_of_names(
+    py: Python<'_>,
+    layout: &Layout,
+    node: Option<&Bound<'_, PyAny>>,
+    named: [(&str, Option<&Bound<'_, PyAny>>); 4],
+) -> PyResult<Option<u64>> {
+    let fields = flakeid_text::NodeFields::of(layout);
+    let (high, low) = fields.split_names;
+    let given: Vec<(&str, &Bound<'_, PyAny>)> = named
+        .iter()
+        .filter_map(|(n, v)| v.map(|v| (*n, v)))
+        .collect();
+    let accepted = if fields.datacenter_worker {
+        format!("node=, or {high}= and {low}= together")
+    } else if fields.machine && layout.node_bits() > 0 {
+        "node= or machine=".to_string()
+    } else if layout.node_bits() > 0 {
+        "node=".to_string()
+    } else {
+        "no node: the layout has none".to_string()
+    };
+    if let Some(node) = node {
+        if let Some((name, _)) = given.first() {
+            return Err(layout_error(
+                py,
+                format!("node= and {name}= are the same thing: give {accepted}"),
+            ));
+        }
+        return uint(py, "node", node, layout.max_node()).map(Some);
+    }
+    let value = |name: &str| given.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+    if let Some((name, _)) = given.iter().find(|(n, _)| {
+        !(fields.datacenter_worker && (*n == high || *n == low)
+            || fields.machine && *n == "machine")
+    }) {
+        return Err(layout_error(
+            py,
+            format!("this layout has no {name} field: give {accepted}"),
+        ));
+    }
+    if let Some(m) = value("machine") {
+        if given.len() > 1 {
+            return Err(layout_error(
+                py,
+                format!("machine= is the whole node: give {accepted}"),
+            ));
+        }
+        return uint(py, "machine", m, layout.max_node()).map(Some);
+    }
+    match (value(high), value(low)) {
+        (None, None) => Ok(None),
+        (Some(h), Some(l)) => {
+            let h = uint(py, high, h, (1u64 << layout.datacenter_bits()) - 1)?;
+            let l = uint(py, low, l, (1u64 << layout.worker_bits()) - 1)?;
+            layout.node_of(h, l).map(Some).map_err(|e| error(py, e))
+        }
+        _ => Err(layout_error(py, format!("give {accepted}"))),
+    }
+}
+
+/// An ID given as a Python int: `0..2**64`, or a negative one as its 64 bits (a signed
+/// database column).
+pub(crate) fn id_of(id: &Bound<'_, PyAny>) -> PyResult<u64> {
+    match id.extract::<u64>() {
+        Ok(v) => Ok(v),
+        Err(_) => id.extract::<i64>().map(|v| v as u64).map_err(|_| {
+            layout_error(
+                id.py(),
+                format!(
+                    "{} is not an ID: give an int from -2**63 to 2**64-1",
+                    id.repr().map(|r| r.to_string()).unwrap_or_default()
+                ),
+            )
+        }),
+    }
+}

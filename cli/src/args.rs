@@ -2,9 +2,9 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod serve;
+pub(crate) mod serve;
 
-pub(crate) use serve::{LogFormat, OnClaimLost, ServeArgs};
+pub(crate) use serve::ServeArgs;
 
 /// The help of `--layout`: the presets (from `Layout::presets`, with their aliases), then
 /// the custom layout's keys.

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use flakeid_serve::{Config, Limits, NodeSource, Outcome, Service, Tokens};
 
-use crate::args::{LayoutArg, LogFormat, OnClaimLost, ServeArgs};
+use crate::args::serve::{LogFormat, OnClaimLost};
+use crate::args::{LayoutArg, ServeArgs};
 use crate::flags::parse_layout;
 use crate::out::{CliError, CliResult, io_err};
 use crate::stores::{claim_error, claims_of};

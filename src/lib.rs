@@ -101,7 +101,8 @@
 //! |---|---|
 //! | [`layout`] | [`layout::LayoutBuilder`], field order and tick grid, [`layout::Parts`], [`layout::Preset`], the references' epochs ([`layout::TWEPOCH_MS`], ...) and the caps |
 //! | [`generator`] | batches ([`generator::Ids`]), leases ([`generator::Lease`]), [`generator::FastPath`], [`generator::TickGate`], [`generator::ShardedBuilder`] |
-//! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar) |
+//! | [`clock`] | the clocks, [`clock::NO_RECENT_READING`], and [`clock::CLOCK_END_UNIX_NS`], where every clock stops |
+//! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar), the backends and their pick |
 //! | [`claim`] (`std`) | fleet-safe node ids: claimed from a store, fenced by a reserved window, [`claim::ClaimedGenerator`] |
 //! | [`error`] | the errors, [`error::ErrorKind`] (an [`Error`]'s remedy: fix the settings, fix the input, retry) and [`error::Field`] |
 //! | [`node`] | Sonyflake's private-IP machine id |
@@ -169,15 +170,9 @@ pub mod node;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 mod observe;
 mod parse;
-#[cfg(target_has_atomic = "64")]
-mod policy;
 pub mod rfc3339;
 #[cfg(feature = "serde")]
 pub mod serde;
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
-mod sharded;
-#[cfg(target_has_atomic = "64")]
-mod state;
 mod sync;
 
 pub use clock::Clock;
@@ -187,19 +182,20 @@ pub use error::{Error, LayoutKey, MintError, ParseError};
 pub use generator::ClockPolicy;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 pub use generator::DefaultClock;
+#[cfg(all(feature = "std", target_has_atomic = "64"))]
+pub use generator::ShardedGenerator;
 #[cfg(target_has_atomic = "64")]
 pub use generator::{Generator, GeneratorBuilder};
 pub use id::Id;
 pub use layout::Layout;
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
-pub use sharded::ShardedGenerator;
 
-/// Not API: what the `flakeid` binary, the loom models and the fuzz targets reach inside
-/// the crate for. Hidden from the docs, outside semver: it may change in any release.
+/// Not API: what the loom models (`loom-tests/`), the crate's own integration tests and its
+/// benches reach inside the crate for; no other package of the workspace uses it. Hidden
+/// from the docs, outside semver: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
     #[cfg(target_has_atomic = "64")]
-    pub use crate::state::{LEASED, Shape, Step, reserve};
+    pub use crate::generator::state::{LEASED, Shape, Step, reserve};
 
     /// A claimed generator's fence (crate-private elsewhere), for the loom models of the
     /// renewal order.
@@ -223,13 +219,13 @@ pub mod __private {
 
     /// The table of sharded minting's thread slots, for its loom model.
     #[cfg(all(feature = "std", target_has_atomic = "64"))]
-    pub use crate::sharded::slots::Slots;
+    pub use crate::generator::sharded::slots::Slots;
 
     /// The calling thread's fast-path slot in sharded generators, if it holds one: for the
     /// tests that threads coming and going leave slots for the next.
     #[cfg(all(feature = "std", target_has_atomic = "64"))]
     pub fn thread_slot() -> Option<u8> {
-        crate::sharded::thread_slot()
+        crate::generator::sharded::thread_slot()
     }
 
     /// A layout's arithmetic the crate keeps to itself, for its tests, benches and loom
@@ -251,17 +247,6 @@ pub mod __private {
     /// An ID of fields known to be in range (no checks).
     pub fn compose_unchecked(layout: &crate::Layout, ticks: u64, sequence: u64, node: u64) -> u64 {
         layout.compose_unchecked(ticks, sequence, node)
-    }
-
-    /// The default clock type parameter without `std`: no value of it exists, so no code
-    /// can rely on the default until `std` names a real one (see `DefaultClock`).
-    #[derive(Debug)]
-    pub enum NoDefaultClock {}
-
-    impl crate::Clock for NoDefaultClock {
-        fn unix_ns(&self) -> u64 {
-            match *self {}
-        }
     }
 }
 

@@ -12,7 +12,7 @@
 
 use core::time::Duration;
 
-use crate::policy::ClockPolicy;
+use crate::generator::ClockPolicy;
 
 /// A tick's sequence ran out: the caller waits for (or is refused) the next tick.
 #[inline(always)]

@@ -1,5 +1,6 @@
-//! [`ParseError`]: text that is not an ID, a timestamp or a layout. A leaf: the parsers
-//! of `rfc3339`, `encoding` and `layout::text` return it, and it imports none of them.
+//! [`ParseError`]: text that is not an ID, a timestamp or a layout. Below the parsers of
+//! `rfc3339`, `encoding` and `layout::text`, which return it: it imports none of them, only
+//! the leaf of preset names its message lists (`layout/names.rs`).
 
 use core::fmt;
 
@@ -93,7 +94,7 @@ impl fmt::Display for ParseError {
             ParseError::UnknownPreset => write!(
                 f,
                 "unknown layout: the presets are {}, names ignoring case (Layout::presets lists them); or give key=value pairs such as seq=12,node=10,epoch=2024-01-01T00:00:00Z",
-                crate::layout::PresetNames
+                crate::layout::names::PresetNames
             ),
             ParseError::Timestamp => {
                 f.write_str("not an RFC 3339 timestamp (e.g. 2026-10-31T12:00:00Z)")

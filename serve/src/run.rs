@@ -57,14 +57,67 @@ pub async fn run(
     stop: impl Future<Output = ()> + Send + 'static,
     on_listening: impl FnOnce(&Arc<Service>, SocketAddr, Option<SocketAddr>),
 ) -> Result<Outcome, StartError> {
+    let drain = config.drain;
+    let bound = Bound::bind(config.listen, config.grpc_listen).await?;
+    let (service, plan, rest) = build(config, bound.names())?;
+    on_listening(&service, bound.http.1, bound.grpc.as_ref().map(|(_, a)| *a));
+    let running = listen(&service, bound, &rest);
+    let end = keep_claims(&service, plan, &rest, &running, stop);
+    end.token.cancelled().await;
+    let outcome = end.take();
+    drain_and_release(&service, &running, drain).await;
+    outcome
+}
+
+/// The phase `bind`: the listeners, bound before anything else so that `/healthz` answers
+/// at once.
+struct Bound {
+    http: (TcpListener, SocketAddr),
+    grpc: Option<(TcpListener, SocketAddr)>,
+}
+
+impl Bound {
+    async fn bind(listen: SocketAddr, grpc: Option<SocketAddr>) -> Result<Bound, StartError> {
+        let http = bind(listen).await?;
+        let grpc = match grpc {
+            Some(addr) => Some(bind(addr).await?),
+            None => None,
+        };
+        Ok(Bound { http, grpc })
+    }
+
+    /// The listeners' names, as the metrics label them.
+    fn names(&self) -> &'static [&'static str] {
+        if self.grpc.is_some() {
+            &["http", "grpc"]
+        } else {
+            &["http"]
+        }
+    }
+}
+
+/// What the later phases read of the configuration.
+struct Rest {
+    names: &'static [&'static str],
+    metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    tokens: Option<Arc<crate::Tokens>>,
+    tls: Option<Arc<crate::TlsKeys>>,
+    limits: crate::Limits,
+    on_claim_lost: crate::OnClaimLost,
+    access_log: bool,
+}
+
+/// The phase `build`: the service, on the node ids given (its shards built now) or
+/// waiting for the claims of the returned plan.
+fn build(
+    config: Config,
+    names: &'static [&'static str],
+) -> Result<(Arc<Service>, Option<ClaimPlan>, Rest), StartError> {
     let Config {
         layout,
         nodes,
         shards,
-        listen,
-        grpc_listen,
         max_wait,
-        drain,
         window,
         metrics: handle,
         tokens,
@@ -73,21 +126,10 @@ pub async fn run(
         on_claim_lost,
         access_log,
         claim_remedy,
+        ..
     } = config;
     let shards = shards.max(1);
-    let (http, http_addr) = bind(listen).await?;
-    let grpc = match grpc_listen {
-        Some(addr) => Some(bind(addr).await?),
-        None => None,
-    };
-    let grpc_addr = grpc.as_ref().map(|(_, a)| *a);
-    let names: &[&'static str] = if grpc.is_some() {
-        &["http", "grpc"]
-    } else {
-        &["http"]
-    };
     crate::metrics::register(&layout_label(&layout), names);
-
     let mut builder = Service::builder(layout)
         .limits(limits.clone())
         .access_log(access_log);
@@ -131,13 +173,34 @@ pub async fn run(
             plan.claims.store().url()
         ));
     }
-    on_listening(&service, http_addr, grpc_addr);
+    let rest = Rest {
+        names,
+        metrics: handle,
+        tokens,
+        tls,
+        limits,
+        on_claim_lost,
+        access_log,
+    };
+    Ok((service, plan, rest))
+}
 
+/// What the listening phase leaves running: its tasks, the token that stops them, and the
+/// gRPC health service the drain turns to "not serving".
+struct Running {
+    tasks: tokio_util::task::TaskTracker,
+    shutdown: CancellationToken,
+    health: Option<tonic_health::server::HealthReporter>,
+}
+
+/// The phase `listen`: the metrics upkeep, the HTTP listener and the gRPC one, each on
+/// the service's task tracker.
+fn listen(service: &Arc<Service>, bound: Bound, rest: &Rest) -> Running {
     let shutdown = CancellationToken::new();
     let tasks = service.tasks.clone();
     // The recorder keeps every histogram sample until its upkeep drains them into the
     // buckets: without it, memory grows by a sample per request between scrapes.
-    if let Some(handle) = handle {
+    if let Some(handle) = rest.metrics.clone() {
         let shutdown = shutdown.clone();
         tasks.spawn(async move {
             loop {
@@ -148,27 +211,28 @@ pub async fn run(
             }
         });
     }
-    let cap = crate::descriptors::connection_cap(limits.max_connections, names.len());
+    let cap = crate::descriptors::connection_cap(rest.limits.max_connections, rest.names.len());
     let acceptor = |alpn: &[&[u8]]| {
-        tls.as_ref()
+        rest.tls
+            .as_ref()
             .map(|t| TlsAcceptor::from(t.server_config(alpn)))
     };
     tasks.spawn(crate::listen::serve(
         Listener {
             name: "http",
-            tcp: http,
+            tcp: bound.http.0,
             tls: acceptor(&[b"h2", b"http/1.1"]),
             http2_only: false,
             max_connections: cap,
-            attach: access_log,
+            attach: rest.access_log,
         },
-        crate::app(Arc::clone(&service)),
-        limits.clone(),
+        crate::app(Arc::clone(service)),
+        rest.limits.clone(),
         shutdown.clone(),
         tasks.clone(),
     ));
-    let health = grpc.map(|(tcp, _)| {
-        let (routes, health) = crate::grpc_edges::routes(&service);
+    let health = bound.grpc.map(|(tcp, _)| {
+        let (routes, health) = crate::grpc_edges::routes(service);
         tasks.spawn(crate::listen::serve(
             Listener {
                 name: "grpc",
@@ -179,26 +243,43 @@ pub async fn run(
                 attach: true,
             },
             routes,
-            limits.clone(),
+            rest.limits.clone(),
             shutdown.clone(),
             tasks.clone(),
         ));
         health
     });
+    Running {
+        tasks,
+        shutdown,
+        health,
+    }
+}
+
+/// The phase `keep claims`: the claim keeper (which takes the plan's claims and keeps
+/// them), the watch of the token and certificate files, and the wait for `stop`. The
+/// returned end is set by whichever ends the server.
+fn keep_claims(
+    service: &Arc<Service>,
+    plan: Option<ClaimPlan>,
+    rest: &Rest,
+    running: &Running,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Arc<End> {
     let end = Arc::new(End::default());
-    tasks.spawn(crate::lifecycle::supervise(
-        Arc::clone(&service),
+    running.tasks.spawn(crate::lifecycle::supervise(
+        Arc::clone(service),
         plan,
-        on_claim_lost,
-        health.clone(),
+        rest.on_claim_lost,
+        running.health.clone(),
         Arc::clone(&end),
-        shutdown.clone(),
+        running.shutdown.clone(),
     ));
-    if tokens.as_ref().is_some_and(|t| t.file().is_some()) || tls.is_some() {
-        tasks.spawn(crate::lifecycle::watch_files(
-            tokens.clone(),
-            tls.clone(),
-            shutdown.clone(),
+    if rest.tokens.as_ref().is_some_and(|t| t.file().is_some()) || rest.tls.is_some() {
+        running.tasks.spawn(crate::lifecycle::watch_files(
+            rest.tokens.clone(),
+            rest.tls.clone(),
+            running.shutdown.clone(),
         ));
     }
     {
@@ -208,31 +289,34 @@ pub async fn run(
             end.with(Ok(Outcome::Stopped));
         });
     }
+    end
+}
 
-    end.token.cancelled().await;
-    let outcome = end.take();
-    // The drain: not ready at once (gRPC health too), no new connections, open ones
-    // closed gracefully, in-flight requests given the drain bound.
+/// The phase `drain`: not ready at once (gRPC health too), no new connections, open ones
+/// closed gracefully, in-flight requests given the drain bound; then the shards dropped,
+/// which releases every claim, cut to what was minted.
+async fn drain_and_release(service: &Arc<Service>, running: &Running, drain: Duration) {
     tracing::info!(target: "flakeid_serve", drain_ms = drain.as_millis() as u64, "draining");
     service.drain();
     metrics::gauge!("flakeid_ready").set(0.0);
-    if let Some(health) = &health {
+    if let Some(health) = &running.health {
         for name in ["", crate::grpc_edges::service_name()] {
             health
                 .set_service_status(name, tonic_health::ServingStatus::NotServing)
                 .await;
         }
     }
-    shutdown.cancel();
-    tasks.close();
-    let finished = tokio::time::timeout(drain, tasks.wait()).await.is_ok();
+    running.shutdown.cancel();
+    running.tasks.close();
+    let finished = tokio::time::timeout(drain, running.tasks.wait())
+        .await
+        .is_ok();
     // Streams still open past the bound end with UNAVAILABLE.
     service.ended.cancel();
     if !finished {
-        let _ = tokio::time::timeout(Duration::from_secs(1), tasks.wait()).await;
+        let _ = tokio::time::timeout(Duration::from_secs(1), running.tasks.wait()).await;
     }
-    // The last reference to the shards goes here (or with a request still in flight):
-    // dropping them releases every claim, cut to what was minted.
+    // The last reference to the shards goes here (or with a request still in flight).
     let held = service.uninstall("stopped");
     let shards_released = held.is_none_or(|m| Arc::strong_count(&m) == 1);
     tracing::info!(
@@ -241,7 +325,6 @@ pub async fn run(
         shards_released,
         "drained; stopped"
     );
-    outcome
 }
 
 /// The layout as `flakeid_build_info` labels it: the preset's name, or the layout string.

@@ -8,7 +8,6 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::ClaimError;
-use super::store::StoreUrl;
 
 /// A password: read from a file or the environment, never printed. Its `Debug` says
 /// `Secret(<redacted>)`; it has no `Display`.
@@ -91,66 +90,6 @@ pub struct Access {
     pub read: ReadAccess,
 }
 
-impl Access {
-    /// Reads `ca`, `cert`, `key`, `user`, `password-file` and `read` from a URL's query,
-    /// over what `self` holds. A `password=` is refused: a password in a URL ends up in
-    /// shell history, process lists and logs.
-    pub(crate) fn with_url(mut self, url: &StoreUrl) -> Result<Access, ClaimError> {
-        let bad = |reason: String| url.bad(reason);
-        for (name, value) in url.query() {
-            let value = value.as_str();
-            match name.as_str() {
-                "ca" => self.ca = Some(value.into()),
-                "cert" => self.cert = Some(value.into()),
-                "key" => self.key = Some(value.into()),
-                "user" => self.user = Some(value.into()),
-                "password-file" | "password_file" => {
-                    self.password = Some(Secret::from_file(value)?);
-                }
-                "password" => {
-                    return Err(ClaimError::PasswordInUrl {
-                        url: url.redacted().into(),
-                    });
-                }
-                "read" => {
-                    self.read = match value {
-                        "open" => ReadAccess::Open,
-                        "creator" => ReadAccess::Creator,
-                        _ => {
-                            return Err(bad(format!(
-                                "read={value}: give read=open or read=creator"
-                            )));
-                        }
-                    }
-                }
-                other => {
-                    return Err(bad(format!(
-                        "unknown query parameter {other:?}: the store reads ca, cert, key, user, password-file and read"
-                    )));
-                }
-            }
-        }
-        if self.ca.is_some() || self.cert.is_some() {
-            self.tls = true;
-        }
-        if self.cert.is_some() != self.key.is_some() {
-            return Err(bad(
-                "mutual TLS needs both cert=FILE and key=FILE (the client certificate and its key)"
-                    .into(),
-            ));
-        }
-        if self.password.is_some() && self.user.is_none() {
-            return Err(bad("a password without user=NAME: give the user too".into()));
-        }
-        if self.user.is_some() && self.password.is_none() {
-            return Err(ClaimError::NoPassword {
-                url: url.redacted().into(),
-            });
-        }
-        Ok(self)
-    }
-}
-
 /// Reads a PEM file for the TLS setup, naming it and its role in an error.
 pub fn read_pem(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
     std::fs::read(path).map_err(|e| ClaimError::Io {
@@ -173,33 +112,5 @@ mod tests {
             ..Access::default()
         };
         assert!(!format!("{a:?}").contains("hunter2"));
-    }
-
-    #[test]
-    fn the_query_is_read_and_a_password_in_it_refused() {
-        let url = |q: &str| StoreUrl::parse(&format!("etcd://h:1?{q}"));
-        let a = Access::default()
-            .with_url(&url("ca=/c&cert=/x&key=/y").unwrap())
-            .unwrap();
-        assert!(a.tls);
-        assert_eq!(a.key.as_deref(), Some(Path::new("/y")));
-        let e = Access::default()
-            .with_url(&url("user=u&password=hunter2").unwrap())
-            .unwrap_err();
-        let text = format!("{e} {e:?}");
-        assert!(text.contains("never goes in the URL"), "{text}");
-        assert!(!text.contains("hunter2"), "{text}");
-        for (q, says) in [
-            ("cert=/x", "both cert"),
-            ("user=u", "without a password"),
-            ("read=all", "read=open or read=creator"),
-            ("cat=1", "unknown query parameter"),
-        ] {
-            let e = Access::default()
-                .with_url(&url(q).unwrap())
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(says), "{q}: {e}");
-        }
     }
 }

@@ -1,14 +1,12 @@
-//! Stores by URL ([`open`], [`open_with`], [`OpenOptions`]), and the checks of the names a
-//! claim is made under (namespace, instance).
+//! Stores by URL ([`open`], [`open_with`], [`open_url`]): the stores of this crate by
+//! scheme.
 
-use core::time::Duration;
-use std::string::String;
 use std::sync::Arc;
 
 #[cfg(unix)]
 use super::FileStore;
 use super::store::{FromUrl, StoreUrl};
-use super::{Access, ClaimError, ClaimStore, MemoryStore, Secret, StaticNode, static_node};
+use super::{ClaimError, ClaimStore, MemoryStore, OpenOptions, StaticNode};
 
 /// The store a URL names:
 ///
@@ -25,52 +23,9 @@ use super::{Access, ClaimError, ClaimStore, MemoryStore, Secret, StaticNode, sta
 /// `flakeid-zookeeper`; `flakeid_stores::open` opens all of them (and stores registered
 /// by scheme), and the `flakeid` tool opens through it. Here their URLs are refused with a
 /// message naming that package. A network store's query says how it authenticates
-/// ([`Access`]).
+/// ([`Access`](super::Access)).
 pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     open_with(url, &OpenOptions::default())
-}
-
-/// How [`open_with`] opens a network store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct OpenOptions {
-    /// A claim's lease TTL on a coordinator (default 10 s): a holder that stops renewing
-    /// loses its id this long after its last renewal.
-    pub ttl: Duration,
-    /// The bound on connecting and on each request (default 5 s).
-    pub timeout: Duration,
-    /// TLS and authentication; the URL's query adds to it.
-    pub access: Access,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        OpenOptions {
-            ttl: Duration::from_secs(10),
-            timeout: Duration::from_secs(5),
-            access: Access::default(),
-        }
-    }
-}
-
-impl OpenOptions {
-    /// The lease TTL.
-    pub fn ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl;
-        self
-    }
-
-    /// The bound on connecting and on each request.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
-        self
-    }
-
-    /// The password of the URL's `user=` (instead of its `password-file=`).
-    pub fn password(mut self, password: Secret) -> Self {
-        self.access.password = Some(password);
-        self
-    }
 }
 
 /// [`open`] with the TTL and timeout of a network store.
@@ -145,42 +100,4 @@ impl FromUrl for StaticNode {
             e => e,
         })
     }
-}
-
-/// Checks a namespace: 1 to 128 of `A-Z a-z 0-9 . _ -`, not `.` or `..` (it names a
-/// directory or a key prefix in every store).
-pub fn check_namespace(namespace: &str) -> Result<(), ClaimError> {
-    let bad = |reason: &'static str| ClaimError::BadNamespace {
-        namespace: namespace.into(),
-        reason,
-    };
-    if namespace.is_empty() {
-        return Err(bad("it is empty"));
-    }
-    if namespace.len() > 128 {
-        return Err(bad("it is longer than 128 bytes"));
-    }
-    if namespace == "." || namespace == ".." {
-        return Err(bad("it is a path component (. or ..)"));
-    }
-    if namespace.contains('/') {
-        return Err(bad("it contains '/'"));
-    }
-    if namespace.contains('\0') {
-        return Err(bad("it contains a NUL byte"));
-    }
-    if !namespace
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-    {
-        return Err(bad(
-            "it has a character other than letters, digits, '.', '_' and '-'",
-        ));
-    }
-    Ok(())
-}
-
-/// The default instance name: `host:pid`.
-pub fn default_instance() -> String {
-    format!("{}:{}", static_node::host_name(), std::process::id())
 }

@@ -21,6 +21,31 @@ pub(super) struct Settings {
     pub(super) pool_wait: Duration,
 }
 
+/// What a claim is taken with, made once by `Holder::take_all` and read by each of its
+/// steps (`claim_usable`, `Holder::start`): the claims asked for, the layout, the store,
+/// this holder's name, the clock, the bound on waiting for a previous holder's
+/// reservation, and the settings checked from the claims.
+pub(super) struct Claiming<'a> {
+    pub(super) claims: &'a Claims,
+    pub(super) layout: &'a Layout,
+    pub(super) store: std::sync::Arc<dyn ClaimStore>,
+    pub(super) instance: std::string::String,
+    pub(super) clock: RenewClock,
+    pub(super) max_wait: Duration,
+    pub(super) settings: Settings,
+}
+
+impl Claiming<'_> {
+    /// What the store is asked for: this namespace, this pool, this holder.
+    pub(super) fn request(&self) -> ClaimRequest<'_> {
+        ClaimRequest {
+            namespace: &self.claims.namespace,
+            pool: self.settings.pool.clone(),
+            instance: &self.instance,
+        }
+    }
+}
+
 /// The renewal period when none is given: a third of the shorter of the window and the
 /// lease TTL.
 fn default_every(window: Duration, ttl: Option<Duration>) -> Duration {
@@ -267,17 +292,10 @@ impl Drop for InLine<'_> {
 /// line of waiters ([`ClaimStore::join_line`]), a claimant that found the pool full, or
 /// others waiting, takes ids only when first in it, so freed ids go to claimants in the
 /// order they began waiting.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn claim_usable(
-    store: &dyn ClaimStore,
-    request: &ClaimRequest<'_>,
-    count: usize,
-    layout: &str,
-    clock: &RenewClock,
-    max_wait: Duration,
-    pool_wait: Duration,
-    cancel: Option<&Cancel>,
-) -> Result<Vec<Claimed>, ClaimError> {
+pub(super) fn claim_usable(c: &Claiming<'_>, count: usize) -> Result<Vec<Claimed>, ClaimError> {
+    let (store, request, clock, max_wait) = (&*c.store, &c.request(), &c.clock, c.max_wait);
+    let layout = &super::store::layout_record(c.layout);
+    let (pool_wait, cancel) = (c.settings.pool_wait, c.claims.cancel.as_ref());
     let started = std::time::Instant::now();
     let max_wait_ns = u64::try_from(max_wait.as_nanos()).unwrap_or(u64::MAX);
     let mut bound = false;

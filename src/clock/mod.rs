@@ -7,11 +7,15 @@
 mod coarse;
 #[cfg(feature = "std")]
 mod monotonic;
+#[cfg(not(feature = "std"))]
+mod no_default;
 
 #[cfg(all(feature = "std", target_has_atomic = "64", not(flakeid_loom)))]
 pub use coarse::CoarseClock;
 #[cfg(feature = "std")]
 pub use monotonic::MonotonicClock;
+#[cfg(not(feature = "std"))]
+pub(crate) use no_default::NoDefaultClock;
 
 #[cfg(feature = "std")]
 use std::sync::Arc;
@@ -20,6 +24,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 #[cfg(all(feature = "std", target_has_atomic = "64"))]
 use crate::sync::{AtomicU64, Ordering};
+
+/// The last instant a clock of `u64` Unix nanoseconds can name:
+/// 2554-07-21T23:34:33.709551615Z. Layouts may last longer (their IDs decode and compose
+/// past it), but no [`Clock`] reaches further, so generators stop there with
+/// [`MintError::ClockRangeEnd`](crate::MintError::ClockRangeEnd).
+pub const CLOCK_END_UNIX_NS: u64 = u64::MAX;
 
 /// What a [`Clock::recent_atomic`] holds when the clock has no recent reading to give (a
 /// [`CoarseClock`] whose background thread could not start): read it as "ask

@@ -26,6 +26,7 @@
 mod backend;
 #[cfg(feature = "std")]
 mod buffers;
+mod pick;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
@@ -199,16 +200,6 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder on the fastest backend this CPU has: [`Backend::fastest`] (measured once
-    /// per process) with `std`, [`Backend::best`]'s rule without.
-    pub fn new(layout: &Layout) -> Decoder {
-        #[cfg(feature = "std")]
-        let backend = Backend::fastest();
-        #[cfg(not(feature = "std"))]
-        let backend = Backend::best();
-        Decoder::with_backend(layout, backend)
-    }
-
     /// A decoder on a given backend.
     pub fn with_backend(layout: &Layout, backend: Backend) -> Decoder {
         Decoder {

@@ -92,7 +92,7 @@ pub enum MintError {
         node: u64,
     },
     /// The generator reached the last instant a clock of `u64` nanoseconds can name
-    /// ([`CLOCK_END_UNIX_NS`](crate::layout::CLOCK_END_UNIX_NS), in 2554) before the end of its
+    /// ([`CLOCK_END_UNIX_NS`](crate::clock::CLOCK_END_UNIX_NS), in 2554) before the end of its
     /// layout: the layout's later ticks decode and compose, but cannot be minted.
     ClockRangeEnd,
 }
@@ -205,7 +205,7 @@ impl fmt::Display for MintError {
             MintError::ClockRangeEnd => write!(
                 f,
                 "the clock cannot count past {} (u64 nanoseconds), before this layout ends: its later IDs decode and compose but cannot be minted",
-                Timestamp(i128::from(crate::layout::CLOCK_END_UNIX_NS))
+                Timestamp(i128::from(crate::clock::CLOCK_END_UNIX_NS))
             ),
         }
     }

@@ -8,14 +8,15 @@ use crossbeam_utils::CachePadded;
 
 #[cfg(feature = "std")]
 use super::LeaseWaiters;
+use super::path::{FastPath, Path};
 use super::{ClockPolicy, DEFAULT_MAX_WAIT, DefaultClock, Generator, TickGate, Unfenced};
 use crate::clock::Clock;
 use crate::error::Error;
+use crate::generator::state::{self, Shape};
 use crate::id::Id;
 use crate::layout::Layout;
 #[cfg(feature = "std")]
 use crate::node;
-use crate::state::{self, Shape};
 use crate::sync::AtomicU64;
 
 #[cfg(feature = "std")]
@@ -141,39 +142,6 @@ macro_rules! common_setters {
 }
 #[cfg(feature = "std")]
 pub(crate) use common_setters;
-
-/// How a generator's fast path (same tick, sequence left: nearly every ID) advances the
-/// shared word; set with [`GeneratorBuilder::fast_path`]. Both give the same guarantees
-/// (unique, strictly increasing, never ahead of the clock) and, on one thread, the very
-/// same IDs.
-///
-/// Measured on a 2-vCPU AMD EPYC (Zen 4), `cargo bench --bench mint`, two runs
-/// (BENCHMARKS.md; contention rows are ns per ID over all threads):
-///
-/// | ns per ID | 1 thread | 2 threads | 4 threads (2 cores) |
-/// |---|---|---|---|
-/// | `CompareAndSwap` | 3.3 | 3.4 - 5.2 | 3.5 - 6.0 |
-/// | `FetchAdd` | 2.5 | 6.7 - 6.8 | 7.1 - 7.4 |
-/// | ferroid's `AtomicSnowflakeGenerator` | 3.3 | 11.1 - 12.1 | 11.5 - 12.5 |
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum FastPath {
-    /// A load, the decision, and a compare-and-swap, retried after a lost race with an
-    /// exponential back-off (the default). Under contention the back-off lets one thread
-    /// mint a run while the other waits, so the cache line stays put: the best throughput
-    /// when threads share one generator, at the price of fairness (a loser may retry).
-    #[default]
-    CompareAndSwap,
-    /// One `fetch_add` per ID, then the decision on the word it made: wait-free (no
-    /// retry, whatever other threads do), and the fastest uncontended shared path (the
-    /// decision hides behind the add). Under contention every ID moves the cache line
-    /// between cores, so two threads hammering one generator get about half the
-    /// throughput of `CompareAndSwap`'s back-off, but each gets its share. The word keeps
-    /// a guard field between sequence and tick (see the crate's state notes), so it needs
-    /// a spare bit: the layouts that have none, and claimed generators (whose tick
-    /// changes must all pass the fence on the slow path), keep `CompareAndSwap`.
-    FetchAdd,
-}
 
 /// The fetch_add fast path needs a guard that more than 2^16 threads caught between their
 /// add and their compaction cannot overflow (see [`Shape::needs_compaction`]): the sequence
@@ -342,7 +310,10 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             && guarded.guard_bits > 0
             && guarded.sequence_bits + guarded.guard_bits > MIN_ADDERS_LOG2;
         let shape = if fetch_add { guarded } else { shape };
-        let aligned = shape.tick_shift() + layout.sequence_shift() == layout.time_shift();
+        let path = Path::of(
+            fetch_add,
+            shape.tick_shift() + layout.sequence_shift() == layout.time_shift(),
+        );
         let mut word = shape.initial();
         if let Some(last) = resume_after {
             let parts = layout.decompose(last)?;
@@ -376,7 +347,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         }
         let generator = Generator {
             state: CachePadded::new(AtomicU64::new(word)),
-            fetch_add,
+            path,
             miss_mask: state::LEASED | shape.guard_mask(),
             live_mask: state::LEASED | shape.guard_mask() | shape.max_sequence,
             held: AtomicU64::new(word),
@@ -385,8 +356,6 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             tick_shift: shape.tick_shift(),
             time_shift: layout.time_shift(),
             sequence_shift: layout.sequence_shift(),
-            aligned,
-            plain: aligned && !fetch_add,
             node_field: node << layout.node_shift(),
             unit_ns: layout.unit_ns(),
             tick0_ns: layout.tick0_ns(),

@@ -3,10 +3,11 @@
 //! that made no ID; by compare-and-swap where the ID's fields must be moved apart), and
 //! what they share: the clock's recent reading and the tick the word was last moved into.
 
+use super::path::Path;
 use super::{BACKOFF_CAP, Generator, TickGate};
 use crate::clock::Clock;
+use crate::generator::state;
 use crate::id::Id;
-use crate::state;
 use crate::sync::{self, Ordering};
 
 impl<C: Clock, G: TickGate> Generator<C, G> {
@@ -58,7 +59,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// moved apart.
     #[inline(always)]
     pub(crate) fn mint_same_tick(&self) -> u64 {
-        if self.plain {
+        if matches!(self.path, Path::Plain) {
             self.mint_by_cas::<true>()
         } else {
             self.mint_other()
@@ -95,7 +96,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// path stays small.
     #[inline(never)]
     fn mint_other(&self) -> u64 {
-        if self.fetch_add {
+        if self.path.by_add() {
             self.mint_by_add().map_or(0, Id::get)
         } else {
             self.mint_by_cas::<false>()

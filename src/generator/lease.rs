@@ -4,8 +4,8 @@
 use super::{DefaultClock, Generator, LeaseIds, TickGate, Unfenced, WaitBudget};
 use crate::clock::Clock;
 use crate::error::MintError;
+use crate::generator::state;
 use crate::id::Id;
-use crate::state;
 use crate::sync::{self, Ordering};
 
 /// Where threads waiting for a [`Lease`] to end sleep, so that they burn no core; the

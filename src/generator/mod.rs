@@ -8,19 +8,26 @@ mod builder;
 mod fast;
 pub(crate) mod gate;
 mod lease;
-mod slow;
-
-pub use crate::policy::ClockPolicy;
+mod path;
+mod policy;
 #[cfg(feature = "std")]
-pub use crate::sharded::{ShardedBuilder, ShardedGenerator};
+pub(crate) mod sharded;
+mod slow;
+pub(crate) mod state;
+
 pub use batch::{Ids, LeaseIds};
+pub use builder::GeneratorBuilder;
 #[cfg(feature = "std")]
 pub(crate) use builder::{Common, common_setters};
-pub use builder::{FastPath, GeneratorBuilder};
 pub use gate::{TickGate, Unfenced};
 pub use lease::Lease;
 #[cfg(feature = "std")]
 use lease::LeaseWaiters;
+pub use path::FastPath;
+use path::Path;
+pub use policy::ClockPolicy;
+#[cfg(feature = "std")]
+pub use sharded::{ShardedBuilder, ShardedGenerator};
 pub(crate) use slow::WaitBudget;
 
 use core::fmt;
@@ -32,8 +39,8 @@ use crate::clock::Clock;
 use crate::error::MintError;
 use crate::id::Id;
 use crate::layout::Layout;
-use crate::state::{self, Shape};
 use crate::sync::{AtomicU64, Ordering};
+use state::Shape;
 
 /// The clock a generator gets when none is named: the [`CoarseClock`](crate::clock::CoarseClock),
 /// the [`MonotonicClock`](crate::clock::MonotonicClock) plus a reading a background thread publishes every millisecond.
@@ -55,7 +62,7 @@ pub type DefaultClock = crate::clock::MonotonicClock;
 /// named by a public path nor made, so no `no_std` code can depend on the default: turning
 /// `std` on (it makes the default [`CoarseClock`](crate::clock::CoarseClock)) then breaks nothing.
 #[cfg(not(feature = "std"))]
-pub type DefaultClock = crate::__private::NoDefaultClock;
+pub type DefaultClock = crate::clock::NoDefaultClock;
 
 /// The default bound on the waits of one call (see [`GeneratorBuilder::max_wait`]).
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(1);
@@ -93,9 +100,10 @@ pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     /// out. Padded so that minting threads do not bounce the line that holds the
     /// read-only fields below.
     state: CachePadded<AtomicU64>,
-    /// Whether the fast path mints by `fetch_add` (the word has a guard: see [`Shape`])
-    /// rather than by compare-and-swap.
-    fetch_add: bool,
+    /// How the fast path mints: by `fetch_add` (the word has a guard: see [`Shape`]) or by
+    /// compare-and-swap, on a word that is the ID less its node (`aligned`: the shape's gap,
+    /// see [`Shape`], so that an ID is `(word << sequence_shift) | node_field`) or not.
+    path: Path,
     /// The bits of a word handed back by `fetch_add` that make it no ID: the lease bit and
     /// the guard.
     miss_mask: u64,
@@ -125,11 +133,6 @@ pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     /// Where a word's tick and sequence go in the ID.
     time_shift: u32,
     sequence_shift: u32,
-    /// Whether the word is the ID less its node, shifted right by `sequence_shift` (the
-    /// shape's gap: see [`Shape`]), so that an ID is `(word << sequence_shift) | node_field`.
-    aligned: bool,
-    /// `aligned` and not `fetch_add`: the fast path that is inlined into callers.
-    plain: bool,
     /// The node id, already shifted into place.
     node_field: u64,
     unit_ns: u64,
@@ -204,11 +207,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// The fast path in use: what [`GeneratorBuilder::fast_path`] asked for, or
     /// [`FastPath::CompareAndSwap`] where `FetchAdd` cannot be used (see [`FastPath`]).
     pub fn fast_path(&self) -> FastPath {
-        if self.fetch_add {
-            FastPath::FetchAdd
-        } else {
-            FastPath::CompareAndSwap
-        }
+        self.path.fast_path()
     }
 
     /// The layout IDs are minted in.
@@ -261,7 +260,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// less its node (see [`Shape`]), else the tick and the sequence moved apart.
     #[inline(always)]
     pub(super) fn id_of(&self, word: u64) -> u64 {
-        if self.aligned {
+        if self.path.aligned() {
             self.id_of_aligned(word)
         } else {
             ((word >> self.tick_shift) << self.time_shift)
@@ -273,7 +272,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// [`Generator::id_of`] where the word is the ID less its node (`aligned`).
     #[inline(always)]
     fn id_of_aligned(&self, word: u64) -> u64 {
-        debug_assert!(self.aligned);
+        debug_assert!(self.path.aligned());
         (word << self.sequence_shift) | self.node_field
     }
 

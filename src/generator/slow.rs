@@ -7,8 +7,8 @@ use core::time::Duration;
 use super::{Generator, TickGate};
 use crate::clock::Clock;
 use crate::error::MintError;
+use crate::generator::state::{self, Step};
 use crate::id::Id;
-use crate::state::{self, Step};
 use crate::sync;
 
 /// When the current wait began: an `Instant` with `std`, else a reading of the clock.

@@ -200,3 +200,10 @@ pub(super) fn epoch_from_ns(ns: i128) -> Result<u64, Error> {
         epoch_unix_ms: u64::try_from(ns / i128::from(NS_PER_MS)).unwrap_or(u64::MAX),
     })
 }
+
+impl Layout {
+    /// A builder for custom layouts (defaults: Snowflake's order, 1 ms, Unix epoch).
+    pub fn builder() -> LayoutBuilder {
+        LayoutBuilder::default()
+    }
+}

@@ -3,6 +3,7 @@
 //! `builder`, Sonyflake's settings rules `sonyflake`, the layout string `text`.
 
 mod builder;
+pub(crate) mod names;
 mod presets;
 #[cfg(feature = "std")]
 mod sonyflake;
@@ -12,12 +13,15 @@ mod text;
 mod time;
 
 pub use builder::LayoutBuilder;
+pub use names::PresetNames;
 pub use presets::{
-    DISCORD_EPOCH_MS, INSTAGRAM_EPOCH_MS, Preset, PresetNames, SONYFLAKE_V1_EPOCH_MS,
-    SONYFLAKE_V2_EPOCH_MS, TWEPOCH_MS,
+    DISCORD_EPOCH_MS, INSTAGRAM_EPOCH_MS, Preset, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
+    TWEPOCH_MS,
 };
 #[cfg(feature = "std")]
 pub use sonyflake::SonyflakeSettings;
+
+pub use crate::clock::CLOCK_END_UNIX_NS;
 
 use core::time::Duration;
 #[cfg(feature = "std")]
@@ -138,6 +142,10 @@ pub(crate) struct Cuts {
     max_ticks: u64,
     max_sequence: u64,
     max_node: u64,
+    /// The tick counts below it take [`Layout::unix_ms_of`]'s multiply-add, with one
+    /// comparison: `max_ticks + 1` where the unit is a whole number of milliseconds, 0
+    /// where it is not (every tick count then takes the exact path).
+    ms_ticks_end: u64,
     time_shift: u8,
     sequence_shift: u8,
     node_shift: u8,
@@ -150,6 +158,7 @@ impl Cuts {
         max_ticks: 0,
         max_sequence: 0,
         max_node: 0,
+        ms_ticks_end: 0,
         time_shift: 0,
         sequence_shift: 0,
         node_shift: 0,
@@ -202,18 +211,7 @@ pub(crate) fn duration_of_ns(ns: i128) -> Duration {
     }
 }
 
-/// The last instant a clock of `u64` Unix nanoseconds can name:
-/// 2554-07-21T23:34:33.709551615Z. Layouts may last longer (their IDs decode and compose
-/// past it), but no [`Clock`](crate::Clock) reaches further, so generators stop there with
-/// [`MintError::ClockRangeEnd`](crate::MintError::ClockRangeEnd).
-pub const CLOCK_END_UNIX_NS: u64 = u64::MAX;
-
 impl Layout {
-    /// A builder for custom layouts (defaults: Snowflake's order, 1 ms, Unix epoch).
-    pub fn builder() -> LayoutBuilder {
-        LayoutBuilder::default()
-    }
-
     /// Width of the time field.
     pub const fn time_bits(&self) -> u32 {
         self.time_bits as u32
@@ -249,6 +247,11 @@ impl Layout {
             max_ticks: mask(self.time_bits),
             max_sequence: mask(self.sequence_bits),
             max_node: mask(self.node_bits),
+            ms_ticks_end: if self.unit_ms != 0 {
+                mask(self.time_bits).saturating_add(1)
+            } else {
+                0
+            },
             time_shift: self.sequence_bits + self.node_bits,
             sequence_shift,
             node_shift,

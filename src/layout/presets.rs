@@ -1,6 +1,7 @@
 //! The preset layouts, their epochs and [`Preset`], the list `flakeid layout --list` prints
 //! and the layout string's names resolve through.
 
+use super::names;
 use super::{Cuts, Grid, Layout, NS_PER_MS, Order};
 
 /// Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix milliseconds.
@@ -154,29 +155,29 @@ pub struct Preset {
 
 static PRESETS: [Preset; 7] = [
     Preset {
-        name: "snowflake",
-        aliases: &["twitter"],
+        name: names::SNOWFLAKE.name,
+        aliases: names::SNOWFLAKE.aliases,
         layout: Layout::snowflake(),
         source: "Twitter Snowflake, 2010 (twitter-archive/snowflake)",
         note: Some("node = datacenter (5 bits) << 5 | worker (5 bits)"),
     },
     Preset {
-        name: "sonyflake",
-        aliases: &["sonyflake-v2"],
+        name: names::SONYFLAKE.name,
+        aliases: names::SONYFLAKE.aliases,
         layout: Layout::sonyflake(),
         source: "Sonyflake v2 defaults (sony/sonyflake v2)",
         note: Some("node = machine id"),
     },
     Preset {
-        name: "sonyflake-v1",
-        aliases: &[],
+        name: names::SONYFLAKE_V1.name,
+        aliases: names::SONYFLAKE_V1.aliases,
         layout: Layout::sonyflake_v1(),
         source: "Sonyflake v1 defaults (sony/sonyflake v1)",
         note: Some("node = machine id"),
     },
     Preset {
-        name: "discord",
-        aliases: &[],
+        name: names::DISCORD.name,
+        aliases: names::DISCORD.aliases,
         layout: Layout::discord(),
         source: "Discord developer documentation, Reference: Snowflakes",
         note: Some(
@@ -184,15 +185,15 @@ static PRESETS: [Preset; 7] = [
         ),
     },
     Preset {
-        name: "instagram",
-        aliases: &[],
+        name: names::INSTAGRAM.name,
+        aliases: names::INSTAGRAM.aliases,
         layout: Layout::instagram(),
         source: "Instagram Engineering, Sharding & IDs at Instagram (next_id(), our_epoch 1314220021721)",
         note: Some("node = logical shard id; sequence = nextval() % 1024"),
     },
     Preset {
-        name: "mastodon",
-        aliases: &[],
+        name: names::MASTODON.name,
+        aliases: names::MASTODON.aliases,
         layout: Layout::mastodon(),
         source: "Mastodon, lib/mastodon/snowflake.rb",
         note: Some(
@@ -200,8 +201,8 @@ static PRESETS: [Preset; 7] = [
         ),
     },
     Preset {
-        name: "js-safe",
-        aliases: &["javascript-safe"],
+        name: names::JS_SAFE.name,
+        aliases: names::JS_SAFE.aliases,
         layout: Layout::javascript_safe(),
         source: "flakeid: IDs a JavaScript number holds exactly (at most 2^53 - 1)",
         note: None,
@@ -215,26 +216,14 @@ pub(super) fn by_name(name: &str) -> Option<&'static Preset> {
     })
 }
 
-/// The presets' names as a message lists them: `snowflake (or twitter), sonyflake (or
-/// sonyflake-v2), ...`, made from [`Layout::presets`]. Its `Display` allocates nothing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PresetNames;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl core::fmt::Display for PresetNames {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        for (i, p) in Layout::presets().iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            f.write_str(p.name)?;
-            for (j, alias) in p.aliases.iter().enumerate() {
-                f.write_str(if j == 0 { " (or " } else { ", " })?;
-                f.write_str(alias)?;
-            }
-            if !p.aliases.is_empty() {
-                f.write_str(")")?;
-            }
-        }
-        Ok(())
+    #[test]
+    fn the_presets_carry_the_names_the_messages_list_in_their_order() {
+        let listed: Vec<(&str, &[&str])> = names::ALL.iter().map(|n| (n.name, n.aliases)).collect();
+        let presets: Vec<(&str, &[&str])> = PRESETS.iter().map(|p| (p.name, p.aliases)).collect();
+        assert_eq!(presets, listed);
     }
 }

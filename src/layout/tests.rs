@@ -386,6 +386,44 @@ fn tick_functions_on_extreme_values() {
     assert!(Layout::snowflake().unix_ms_of(u64::MAX).is_err());
 }
 
+/// `unix_ms_of`'s one-comparison path gives the exact path's answer: the exact time
+/// rounded down to the millisecond, on every layout and on both sides of the time field's
+/// end, for whole-millisecond units (the multiply-add) and others (the exact path).
+#[test]
+fn unix_ms_of_is_the_exact_time_in_whole_milliseconds() {
+    let not_whole_ms = Layout::builder()
+        .unit(Duration::from_micros(1_250))
+        .build()
+        .unwrap();
+    let odd = Layout::builder()
+        .unit(Duration::from_millis(10))
+        .epoch_unix_ms(1_005)
+        .build()
+        .unwrap();
+    let mut layouts: Vec<Layout> = Layout::presets().iter().map(|p| p.layout).collect();
+    layouts.extend([not_whole_ms, odd]);
+    for l in layouts {
+        let max = l.max_ticks();
+        for ticks in [
+            0,
+            1,
+            2,
+            1 << 20,
+            max / 2,
+            max - 1,
+            max,
+            max + 1,
+            max + 2,
+            u64::MAX,
+        ] {
+            let exact = l
+                .unix_ns_of(ticks)
+                .map(|ns| ns.div_euclid(1_000_000) as u64);
+            assert_eq!(l.unix_ms_of(ticks), exact, "{l} at tick {ticks}");
+        }
+    }
+}
+
 /// One error for a unit too long, from the builder and from the string alike; units
 /// print back in the largest whole unit.
 #[test]

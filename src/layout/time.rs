@@ -57,12 +57,20 @@ impl Layout {
     /// milliseconds).
     #[inline]
     pub fn unix_ms_of(&self, ticks: u64) -> Result<u64, Error> {
-        let ticks = self.check_ticks(ticks)?;
-        if self.unit_ms != 0 {
-            // Whole-millisecond units: tick 0's start in ms, plus whole units (fits: `build`
-            // bounds the layout's end to 63 bits of milliseconds).
+        if ticks < self.cuts.ms_ticks_end {
+            // Whole-millisecond units and a tick count in the field: tick 0's start in ms,
+            // plus whole units (fits: `build` bounds the layout's end to 63 bits of
+            // milliseconds).
             return Ok(self.tick0_ms + ticks * self.unit_ms);
         }
+        self.unix_ms_of_exact(ticks)
+    }
+
+    /// [`Layout::unix_ms_of`] where the multiply-add does not apply: a unit that is not a
+    /// whole number of milliseconds, or a tick count past the field (refused).
+    #[cold]
+    fn unix_ms_of_exact(&self, ticks: u64) -> Result<u64, Error> {
+        let ticks = self.check_ticks(ticks)?;
         Ok(self.unix_ns_of(ticks)?.div_euclid(i128::from(NS_PER_MS)) as u64)
     }
 

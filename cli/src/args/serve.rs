@@ -2,7 +2,8 @@
 
 use clap::Args;
 
-use super::{ClaimArgs, duration, non_negative};
+use super::claim::ClaimArgs;
+use super::values::{duration, non_negative};
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {

@@ -1,6 +1,6 @@
 //! One input line's ID: its text (a bare ID, a JSON string or a JSON object with an `id`
 //! field), the ID read from it for a layout, and why a line has none, with a hint. Below
-//! both ways of decoding (`decode.rs`'s lines and `table.rs`'s column).
+//! both ways of decoding (`mod.rs`'s lines and `table.rs`'s column).
 
 use flakeid::{Encoding, Error, Layout, ParseError};
 

@@ -5,7 +5,7 @@ use core::fmt;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::claim::{Access, ClaimError, OpenOptions};
+use crate::claim::{Access, ClaimError, OpenOptions, ReadAccess, Secret};
 
 /// A store's URL, read once: `SCHEME:[//AUTHORITY]PATH[?QUERY]`.
 ///
@@ -186,10 +186,63 @@ impl StoreUrl {
         Ok(endpoints)
     }
 
-    /// `base` with the query's access read over it (see [`Access`]: `ca`, `cert`, `key`,
-    /// `user`, `password-file`, `read`); any other parameter is refused.
+    /// `base` with the query's access read over it (see [`Access`]): `ca`, `cert`, `key`,
+    /// `user`, `password-file` and `read`; any other parameter is refused. A `password=` is refused: a password in a URL ends up in
+    /// shell history, process lists and logs.
     pub fn access(&self, base: Access) -> Result<Access, ClaimError> {
-        base.with_url(self)
+        let (url, mut access) = (self, base);
+        let bad = |reason: String| url.bad(reason);
+        for (name, value) in url.query() {
+            let value = value.as_str();
+            match name.as_str() {
+                "ca" => access.ca = Some(value.into()),
+                "cert" => access.cert = Some(value.into()),
+                "key" => access.key = Some(value.into()),
+                "user" => access.user = Some(value.into()),
+                "password-file" | "password_file" => {
+                    access.password = Some(Secret::from_file(value)?);
+                }
+                "password" => {
+                    return Err(ClaimError::PasswordInUrl {
+                        url: url.redacted().into(),
+                    });
+                }
+                "read" => {
+                    access.read = match value {
+                        "open" => ReadAccess::Open,
+                        "creator" => ReadAccess::Creator,
+                        _ => {
+                            return Err(bad(format!(
+                                "read={value}: give read=open or read=creator"
+                            )));
+                        }
+                    }
+                }
+                other => {
+                    return Err(bad(format!(
+                        "unknown query parameter {other:?}: the store reads ca, cert, key, user, password-file and read"
+                    )));
+                }
+            }
+        }
+        if access.ca.is_some() || access.cert.is_some() {
+            access.tls = true;
+        }
+        if access.cert.is_some() != access.key.is_some() {
+            return Err(bad(
+                "mutual TLS needs both cert=FILE and key=FILE (the client certificate and its key)"
+                    .into(),
+            ));
+        }
+        if access.password.is_some() && access.user.is_none() {
+            return Err(bad("a password without user=NAME: give the user too".into()));
+        }
+        if access.user.is_some() && access.password.is_none() {
+            return Err(ClaimError::NoPassword {
+                url: url.redacted().into(),
+            });
+        }
+        Ok(access)
     }
 }
 
@@ -249,5 +302,36 @@ mod tests {
             !text.contains("hunter2") && !text.contains("user=u"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_query_is_read_and_a_password_in_it_refused() {
+        let url = |q: &str| StoreUrl::parse(&format!("etcd://h:1?{q}"));
+        let a = url("ca=/c&cert=/x&key=/y")
+            .unwrap()
+            .access(Access::default())
+            .unwrap();
+        assert!(a.tls);
+        assert_eq!(a.key.as_deref(), Some(std::path::Path::new("/y")));
+        let e = url("user=u&password=hunter2")
+            .unwrap()
+            .access(Access::default())
+            .unwrap_err();
+        let text = format!("{e} {e:?}");
+        assert!(text.contains("never goes in the URL"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+        for (q, says) in [
+            ("cert=/x", "both cert"),
+            ("user=u", "without a password"),
+            ("read=all", "read=open or read=creator"),
+            ("cat=1", "unknown query parameter"),
+        ] {
+            let e = url(q)
+                .unwrap()
+                .access(Access::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{q}: {e}");
+        }
     }
 }

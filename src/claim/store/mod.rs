@@ -18,12 +18,14 @@ use std::vec::Vec;
 use super::ClaimError;
 
 mod keys;
+mod layouts;
 mod reserved;
 #[cfg(feature = "tokio")]
 mod runtime;
 mod url;
 
 pub use keys::{Keys, Record};
+pub use layouts::{layout_preset, layout_record};
 pub use reserved::{
     Listing, claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
 };
@@ -117,23 +119,6 @@ pub struct Repaired {
     pub previous_unix_ns: Option<u64>,
     /// The reservation stored now (Unix ns): the next holder starts there.
     pub reserved_until_unix_ns: u64,
-}
-
-/// The record of a layout in a store ([`ClaimStore::bind_layout`]): the layout string of
-/// what decides the value of an ID (field widths, order, unit, epoch, grid), without the
-/// datacenter split of the node field, which names bits but does not move them.
-pub fn layout_record(layout: &crate::Layout) -> String {
-    layout.without_datacenter_split().to_string()
-}
-
-/// The preset a layout record is, if it is one: `snowflake` for
-/// `layout_record(&Layout::snowflake())`, as the tool and the messages name it.
-pub fn layout_preset(record: &str) -> Option<&'static str> {
-    let record = layout_record(&record.parse::<crate::Layout>().ok()?);
-    crate::Layout::presets()
-        .iter()
-        .find(|p| layout_record(&p.layout) == record)
-        .map(|p| p.name)
 }
 
 /// `Ok` if `asked` is the layout `recorded` for `namespace`, else

@@ -6,8 +6,8 @@ use std::string::String;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::store::{ClaimRequest, Claimed};
-use super::take::{RenewClock, Settings, claim_usable, settings};
+use super::store::Claimed;
+use super::take::{Claiming, RenewClock, claim_usable, settings};
 use super::{ClaimError, ClaimState, ClaimStore, Claims, Fence, default_instance};
 use crate::clock::Clock;
 use crate::layout::Layout;
@@ -170,26 +170,20 @@ impl Holder {
         count: usize,
     ) -> Result<Vec<Holder>, ClaimError> {
         let settings = settings(claims, layout)?;
-        let instance = claims.instance.clone().unwrap_or_else(default_instance);
-        let store = Arc::clone(&claims.store);
-        let request = ClaimRequest {
-            namespace: &claims.namespace,
-            pool: settings.pool.clone(),
-            instance: &instance,
-        };
         if let Some(known) = &claims.known {
-            super::take::check_known(&*store, &claims.namespace, known)?;
+            super::take::check_known(&*claims.store, &claims.namespace, known)?;
         }
-        let claimed = claim_usable(
-            &*store,
-            &request,
-            count,
-            &super::store::layout_record(layout),
-            &clock,
+        let claiming = Claiming {
+            claims,
+            layout,
+            store: Arc::clone(&claims.store),
+            instance: claims.instance.clone().unwrap_or_else(default_instance),
+            clock,
             max_wait,
-            settings.pool_wait,
-            claims.cancel.as_ref(),
-        )?;
+            settings,
+        };
+        let store = &claiming.store;
+        let claimed = claim_usable(&claiming, count)?;
         if claims
             .cancel
             .as_ref()
@@ -205,16 +199,7 @@ impl Holder {
         let mut holders = Vec::with_capacity(count);
         let mut rest = claimed.into_iter();
         while let Some(claimed) = rest.next() {
-            let started = Holder::start(
-                claims,
-                layout,
-                Arc::clone(&store),
-                instance.clone(),
-                claimed,
-                Arc::clone(&clock),
-                max_wait,
-                &settings,
-            );
+            let started = Holder::start(&claiming, claimed);
             match started {
                 Ok(holder) => holders.push(holder),
                 Err(e) => {
@@ -231,18 +216,14 @@ impl Holder {
 
     /// Writes a claimed id's first reservation and starts its renewal; on failure the id
     /// is released, its reservation unchanged.
-    #[allow(clippy::too_many_arguments)]
-    fn start(
-        claims: &Claims,
-        layout: &Layout,
-        store: Arc<dyn ClaimStore>,
-        instance: String,
-        claimed: Claimed,
-        clock: RenewClock,
-        max_wait: Duration,
-        settings: &Settings,
-    ) -> Result<Holder, ClaimError> {
-        let (window_ns, every) = (settings.window_ns, settings.every);
+    fn start(c: &Claiming<'_>, claimed: Claimed) -> Result<Holder, ClaimError> {
+        let (claims, layout, max_wait) = (c.claims, c.layout, c.max_wait);
+        let (store, instance, clock) = (
+            Arc::clone(&c.store),
+            c.instance.clone(),
+            Arc::clone(&c.clock),
+        );
+        let (window_ns, every) = (c.settings.window_ns, c.settings.every);
         let not_before = claimed.not_before_unix_ns;
         let fence = if claimed.fenced {
             let now = clock.unix_ns();

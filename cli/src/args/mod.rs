@@ -2,9 +2,13 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod claim;
 pub(crate) mod serve;
+mod values;
 
+pub(crate) use claim::{ClaimArgs, ClaimStoreArgs, ClaimsArgs};
 pub(crate) use serve::ServeArgs;
+use values::{duration, non_negative, positive_rate, signed_duration};
 
 /// The help of `--layout`: the presets (from `Layout::presets`, with their aliases), then
 /// the custom layout's keys.
@@ -88,14 +92,6 @@ pub(crate) enum Command {
 pub(crate) struct LayoutArg {
     #[arg(long, short = 'l', default_value = "snowflake", help = layout_help())]
     pub(crate) layout: String,
-}
-
-/// Reads a count or an id: a non-negative integer, with a message that says so (clap's
-/// own would call `-1` an unexpected argument).
-pub(crate) fn non_negative(text: &str) -> Result<u64, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| format!("must be a non-negative integer (got {text:?})"))
 }
 
 #[derive(Args, Default)]
@@ -196,148 +192,6 @@ pub(crate) struct GenArgs {
     /// clock is ahead or behind.
     #[arg(long, hide = true, value_parser = signed_duration, allow_hyphen_values = true)]
     pub(crate) clock_offset: Option<i64>,
-}
-
-/// `+D` or `-D` (or `D`), a duration as [`duration`] reads it, in signed nanoseconds.
-fn signed_duration(text: &str) -> Result<i64, String> {
-    let t = text.trim();
-    let (sign, rest) = match t.as_bytes().first() {
-        Some(b'-') => (-1, &t[1..]),
-        Some(b'+') => (1, &t[1..]),
-        _ => (1, t),
-    };
-    let d = duration(rest)?;
-    i64::try_from(d.as_nanos())
-        .map(|ns| sign * ns)
-        .map_err(|_| format!("{text:?} is too long an offset"))
-}
-
-/// Where node ids are claimed: shared by `gen` and `claims`.
-#[derive(Args, Default)]
-pub(crate) struct ClaimStoreArgs {
-    /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
-    /// etcd://HOST:PORT[,HOST:PORT...], zookeeper://HOST:PORT[,HOST:PORT...], memory:
-    /// (this process only), static:N (node N, no fence), static:pod[+K] (a StatefulSet
-    /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence). TLS and auth in the
-    /// query: etcds://HOST:PORT?ca=FILE&cert=FILE&key=FILE&user=NAME,
-    /// zookeeper://HOST:PORT?user=NAME&read=open|creator.
-    #[arg(long, value_name = "URL", env = "FLAKEID_CLAIM")]
-    pub(crate) claim: Option<String>,
-    /// The password of the --claim URL's user= (etcd user, ZooKeeper digest), read from
-    /// FILE; or set FLAKEID_CLAIM_PASSWORD in the environment. Never on the command line.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "claim",
-        env = "FLAKEID_CLAIM_PASSWORD_FILE"
-    )]
-    pub(crate) claim_password_file: Option<std::path::PathBuf>,
-    /// The namespace claims live in: one ID space, of one layout. Generators whose IDs go
-    /// into the same table must share it; node ids of different namespaces are independent
-    /// (two namespaces can hold equal IDs). Default: "default" (`claims` without it lists
-    /// every namespace).
-    #[arg(long, env = "FLAKEID_NAMESPACE")]
-    pub(crate) namespace: Option<String>,
-}
-
-impl ClaimStoreArgs {
-    /// The namespace given, else the default one.
-    pub(crate) fn namespace(&self) -> &str {
-        self.namespace
-            .as_deref()
-            .unwrap_or(flakeid::claim::DEFAULT_NAMESPACE)
-    }
-}
-
-#[derive(Args, Default)]
-pub(crate) struct ClaimArgs {
-    #[command(flatten)]
-    pub(crate) store: ClaimStoreArgs,
-    /// With --claim: the pool of node ids, A..B (B excluded); the lowest free one is taken.
-    /// Default: the layout's whole node field.
-    #[arg(long, value_parser = node_range, requires = "claim", env = "FLAKEID_NODES")]
-    pub(crate) nodes: Option<std::ops::Range<u64>>,
-    /// With --claim: how far ahead of the clock the reservation runs (renewed every third
-    /// of it). Longer: fewer writes, a longer wait for a dead holder's id.
-    #[arg(long, value_parser = duration, requires = "claim", env = "FLAKEID_WINDOW")]
-    pub(crate) window: Option<std::time::Duration>,
-    /// With --claim: this process's name in the store (default host:pid).
-    #[arg(long, requires = "claim", env = "FLAKEID_INSTANCE")]
-    pub(crate) instance: Option<String>,
-    /// With --claim on a coordinator (etcd://, zookeeper://): the lease TTL (ZooKeeper:
-    /// the session timeout). A holder that stops
-    /// renewing (paused, cut off, killed) loses its id this long after its last renewal.
-    #[arg(long, value_parser = duration, requires = "claim", env = "FLAKEID_TTL")]
-    pub(crate) ttl: Option<std::time::Duration>,
-    /// With --claim: how long to wait for an id when every id of the pool is held (a dead
-    /// holder's lease runs out after its TTL).
-    #[arg(long, value_parser = duration, requires = "claim", env = "FLAKEID_POOL_WAIT")]
-    pub(crate) pool_wait: Option<std::time::Duration>,
-}
-
-#[derive(Args)]
-pub(crate) struct ClaimsArgs {
-    #[command(flatten)]
-    pub(crate) store: ClaimStoreArgs,
-    /// One JSON object per line instead of a table: one per node id with --namespace, one
-    /// per namespace (with its node ids) without.
-    #[arg(long)]
-    pub(crate) json: bool,
-    /// Repair node NODE of --namespace (its reservation unreadable, or removed by hand):
-    /// store a reservation --window past now and past what was stored, so the next holder
-    /// starts after anything its last holder could have minted. Refused while it is held.
-    #[arg(long, value_name = "NODE", value_parser = non_negative, requires = "namespace")]
-    pub(crate) repair: Option<u64>,
-    /// With --repair: how far past now the repaired reservation reaches. Give at least the
-    /// longest --window the namespace's holders use, plus how far their clocks may run
-    /// ahead of this one.
-    #[arg(long, value_parser = duration, default_value = "5s", requires = "repair")]
-    pub(crate) window: std::time::Duration,
-}
-
-/// A rate: a positive number of IDs per second.
-fn positive_rate(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
-        _ => Err(format!(
-            "must be a positive number of IDs per second (got {text:?})"
-        )),
-    }
-}
-
-/// `A..B`, with A < B.
-fn node_range(text: &str) -> Result<std::ops::Range<u64>, String> {
-    let bad = || format!("give a range A..B of node ids, B excluded, as 0..4 (got {text:?})");
-    let (a, b) = text.trim().split_once("..").ok_or_else(bad)?;
-    let (a, b): (u64, u64) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-    if a >= b {
-        return Err(format!("the range {a}..{b} is empty: give A..B with A < B"));
-    }
-    Ok(a..b)
-}
-
-/// A duration: a whole number and a unit (ns, us, ms, s, m, h), as 500ms or 5s.
-pub(crate) fn duration(text: &str) -> Result<std::time::Duration, String> {
-    use std::time::Duration;
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let bad = || {
-        format!(
-            "give a whole number and a unit (ns, us, ms, s, m, h), as 500ms or 5s (got {text:?})"
-        )
-    };
-    let n: u64 = n.parse().map_err(|_| bad())?;
-    let d = match unit {
-        "ns" => Duration::from_nanos(n),
-        "us" => Duration::from_micros(n),
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.saturating_mul(60)),
-        "h" => Duration::from_secs(n.saturating_mul(3600)),
-        _ => return Err(bad()),
-    };
-    Ok(d)
 }
 
 #[derive(Args)]

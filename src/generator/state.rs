@@ -5,7 +5,7 @@
 //! there is none. The generator, the loom models, the property tests and the fuzz targets
 //! all drive this same function.
 
-use crate::policy::ClockPolicy;
+use crate::generator::policy::ClockPolicy;
 
 /// The top bit of the generator's word: set while a [`crate::generator::Lease`] holds the generator.
 /// Packed words never use it (the generator refuses a layout whose reachable ticks and

@@ -20,14 +20,18 @@ fn sources() -> BTreeMap<String, String> {
     out
 }
 
-/// The code before the tests of every `.rs` file under `dir`, by its path from `root`.
+/// The code before the tests of every `.rs` file under `dir` but test modules' own files,
+/// by its path from `root`.
 fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
     {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 walk(&path, root, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else if path.extension().is_some_and(|e| e == "rs")
+                // A `tests.rs` is a test module's own file (`#[cfg(test)] mod tests;`).
+                && path.file_name().is_some_and(|n| n != "tests.rs")
+            {
                 let text = std::fs::read_to_string(&path).unwrap();
                 let code = before_tests(&text).to_string();
                 let rel = path

@@ -91,6 +91,9 @@ pub(crate) struct Conn {
     pub(crate) streams: Arc<Semaphore>,
     pub(crate) id: u64,
     opened: Instant,
+    /// The same moment on the TSC clock, which the per-request marks below read (a few
+    /// instructions; the system clock costs about a hundred a read).
+    opened_tsc: quanta::Instant,
     /// Requests in flight (from the call to the end of the response body).
     active: AtomicUsize,
     /// Requests started so far.
@@ -117,6 +120,7 @@ impl Conn {
             streams: Arc::new(Semaphore::new(streams as usize)),
             id,
             opened: Instant::now(),
+            opened_tsc: quanta::Instant::now(),
             active: AtomicUsize::new(0),
             served: AtomicU64::new(0),
             completed: AtomicU64::new(0),
@@ -133,7 +137,8 @@ impl Conn {
     }
 
     fn now_ns(&self) -> u64 {
-        u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        let since = quanta::Instant::now().saturating_duration_since(self.opened_tsc);
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn progressed(&self) {
@@ -176,8 +181,7 @@ impl Conn {
     }
 
     fn end(&self) {
-        let ns = u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.idle_since_ns.store(ns, Ordering::Relaxed);
+        self.idle_since_ns.store(self.now_ns(), Ordering::Relaxed);
         self.active.fetch_sub(1, Ordering::SeqCst);
     }
 
@@ -270,6 +274,8 @@ pin_project_lite::pin_project! {
         inner: B,
         sending: Sending,
         active: Active,
+        // Not polled yet.
+        fresh: bool,
     }
 }
 
@@ -282,8 +288,11 @@ impl<B: http_body::Body> http_body::Body for Tracked<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
         let mut this = self.project();
-        // Polled at all: the client's window and the socket had room.
-        this.sending.conn.progressed();
+        // Polled at all: the client's window and the socket had room. The first poll
+        // follows the answer, whose moment `Sending::new` marked.
+        if !std::mem::replace(this.fresh, false) {
+            this.sending.conn.progressed();
+        }
         let frame = this.inner.as_mut().poll_frame(cx);
         // Sent whole: its end reached (hyper may stop at a body's exact size without
         // asking for the end).
@@ -341,32 +350,32 @@ where
                 inner,
                 sending,
                 active,
+                fresh: true,
             }
         })))
     }
 }
 
-impl<S, B> tower::Service<Request<Incoming>> for ConnService<S>
+/// hyper calls a connection's service by reference; each request takes a clone of the
+/// inner service, readied and called by tower's `Oneshot` (as hyper-util's adapter does,
+/// less its clone of the whole `ConnService` and its own `Oneshot` around this one).
+impl<S, B> hyper::service::Service<Request<Incoming>> for ConnService<S>
 where
-    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>,
+    S: tower::Service<Request<Incoming>, Response = Response<B>, Error = Infallible> + Clone,
     B: http_body::Body,
 {
     type Response = Response<Tracked<B>>;
     type Error = Infallible;
-    type Future = ConnFuture<S::Future>;
+    type Future = ConnFuture<tower::util::Oneshot<S, Request<Incoming>>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: Request<Incoming>) -> Self::Future {
         self.conn.start(request.version());
         let active = Active(Arc::clone(&self.conn));
         if self.attach {
             request.extensions_mut().insert(Arc::clone(&self.conn));
         }
         ConnFuture {
-            inner: self.inner.call(request),
+            inner: tower::ServiceExt::oneshot(self.inner.clone(), request),
             active: Some(active),
         }
     }

@@ -8,16 +8,14 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use axum::http::{HeaderName, HeaderValue, Method, Request};
 use axum::response::{IntoResponse, Response};
-use futures_util::FutureExt;
-use tower::ServiceExt;
 
 use crate::routes::ROUTES;
 use crate::{Service, ServiceError};
@@ -45,8 +43,6 @@ impl<S> std::fmt::Debug for Edges<S> {
     }
 }
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
 impl<S, B> tower::Service<Request<B>> for Edges<S>
 where
     S: tower::Service<Request<B>, Response = Response, Error = Infallible> + Clone + Send + 'static,
@@ -55,61 +51,149 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = BoxFuture<Result<Response, Infallible>>;
+    type Future = EdgesFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        let s = &self.service;
+        let started = quanta::Instant::now();
+        // Every route is a fixed path: the route is the path, when it is one.
+        let route = ROUTES.iter().position(|r| *r == request.uri().path());
+        let access = s.access_log.then(|| {
+            Box::new((
+                request.method().clone(),
+                request.uri().path().to_owned(),
+                request
+                    .extensions()
+                    .get::<Arc<crate::conn::Conn>>()
+                    .map(|c| c.peer),
+            ))
+        });
+        // One pass over the headers: their size, and the client's request id.
+        let (mut headers, mut client_id) = (0, None);
+        for (name, value) in request.headers() {
+            headers += name.as_str().len() + value.len();
+            if *name == REQUEST_ID {
+                client_id = Some(value);
+            }
+        }
+        let id = client_id
+            .filter(|v| kept_request_id(v.as_bytes()))
+            .cloned()
+            .unwrap_or_else(request_id);
+        let refused = refusal(s, &request, headers);
+        let mark = Mark {
+            service: Arc::clone(s),
+            started,
+            route,
+            access,
+            id,
+        };
+        if let Some(e) = refused {
+            return EdgesFuture::ready(e.into_response(), mark);
+        }
         // The clone that was made ready takes the request (tower's rule).
         let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
-        let service = Arc::clone(&self.service);
-        Box::pin(async move { Ok(edges(service, ready, request).await) })
+        let mut ready = std::mem::replace(&mut self.inner, clone);
+        match std::panic::catch_unwind(AssertUnwindSafe(|| ready.call(request))) {
+            Ok(answer) => EdgesFuture {
+                answer: Some(answer),
+                deadline: None,
+                refused: None,
+                mark: Some(mark),
+            },
+            Err(panic) => EdgesFuture::ready(panicked(panic), mark),
+        }
     }
 }
 
-/// One request through the edges.
-async fn edges<S, B>(s: Arc<Service>, inner: S, request: Request<B>) -> Response
-where
-    S: tower::Service<Request<B>, Response = Response, Error = Infallible>,
-{
-    let started = Instant::now();
-    // Every route is a fixed path: the route is the path, when it is one.
-    let route = ROUTES.iter().find(|r| **r == request.uri().path()).copied();
-    let access = s.access_log.then(|| {
-        (
-            request.method().clone(),
-            request.uri().path().to_owned(),
-            request
-                .extensions()
-                .get::<Arc<crate::conn::Conn>>()
-                .map(|c| c.peer),
-        )
-    });
-    let id = request
-        .headers()
-        .get(REQUEST_ID)
-        .filter(|v| kept_request_id(v.as_bytes()))
-        .cloned()
-        .unwrap_or_else(request_id);
-    let mut r = match refusal(&s, &request) {
-        Some(e) => e.into_response(),
-        None => {
-            let bound = s.limits().request_timeout;
-            let answer = std::panic::AssertUnwindSafe(inner.oneshot(request)).catch_unwind();
-            match tokio::time::timeout(bound, answer).await {
-                Ok(Ok(Ok(r))) => r,
-                Ok(Ok(Err(never))) => match never {},
-                Ok(Err(panic)) => panicked(panic),
-                Err(_) => ServiceError::Deadline(bound).into_response(),
-            }
+/// What the edges write on an answer: its request id, and its count, time and access
+/// log line.
+struct Mark {
+    service: Arc<Service>,
+    started: quanta::Instant,
+    /// The route's place in [`ROUTES`], if the path is one.
+    route: Option<usize>,
+    /// Boxed: only with the access log on.
+    access: Option<Box<Access>>,
+    id: HeaderValue,
+}
+
+/// What the access log line says of a request besides its answer: method, path, peer.
+type Access = (Method, String, Option<std::net::SocketAddr>);
+
+pin_project_lite::pin_project! {
+    /// One request through the edges (see [`app`]): the route's answer, bounded by the
+    /// deadline and a panic caught as a JSON 500, then marked and counted. Named rather
+    /// than boxed, so a request allocates no future of its own; the deadline's timer is
+    /// made only when the answer first waits (most come at their first poll).
+    pub struct EdgesFuture<F> {
+        #[pin]
+        answer: Option<F>,
+        deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+        // Boxed: refusals are rare, and every future carries the field.
+        refused: Option<Box<Response>>,
+        mark: Option<Mark>,
+    }
+}
+
+impl<F> EdgesFuture<F> {
+    /// An answer given before any route ran (a refusal, a panic in the router's call).
+    fn ready(response: Response, mark: Mark) -> EdgesFuture<F> {
+        EdgesFuture {
+            answer: None,
+            deadline: None,
+            refused: Some(Box::new(response)),
+            mark: Some(mark),
         }
-    };
-    r.headers_mut().insert(REQUEST_ID, id);
-    observe(&s, route, &r, started, access);
-    r
+    }
+}
+
+impl<F> std::fmt::Debug for EdgesFuture<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EdgesFuture").finish_non_exhaustive()
+    }
+}
+
+impl<F> Future for EdgesFuture<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let mut r = match this.answer.as_mut().as_pin_mut() {
+            None => *this.refused.take().expect("polled after it was ready"),
+            Some(answer) => match std::panic::catch_unwind(AssertUnwindSafe(|| answer.poll(cx))) {
+                Ok(Poll::Ready(Ok(r))) => r,
+                Ok(Poll::Ready(Err(never))) => match never {},
+                Err(panic) => panicked(panic),
+                Ok(Poll::Pending) => {
+                    let mark = this.mark.as_ref().expect("polled after it was ready");
+                    let bound = mark.service.limits().request_timeout;
+                    let deadline = this.deadline.get_or_insert_with(|| {
+                        Box::pin(tokio::time::sleep(
+                            bound.saturating_sub(mark.started.elapsed()),
+                        ))
+                    });
+                    if deadline.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    ServiceError::Deadline(bound).into_response()
+                }
+            },
+        };
+        // The answer's future ends here (a route past its deadline is called off).
+        this.answer.set(None);
+        let mark = this.mark.take().expect("polled after it was ready");
+        r.headers_mut().insert(REQUEST_ID, mark.id);
+        observe(&mark.service, mark.route, &r, mark.started, mark.access);
+        Poll::Ready(Ok(r))
+    }
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -129,7 +213,8 @@ fn kept_request_id(id: &[u8]) -> bool {
 }
 
 /// A request id: a random prefix per process and a counter, in hex (`1f3a9c0e-2b`), so
-/// that ids are unique across restarts and cheap to make.
+/// that ids are unique across restarts and cheap to make (cut from the thread's block:
+/// no allocation of their own).
 fn request_id() -> HeaderValue {
     static PREFIX: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(1);
@@ -148,14 +233,16 @@ fn request_id() -> HeaderValue {
     for i in 0..digits {
         buf[9 + i] = HEX[(n >> (4 * (digits - 1 - i)) & 0xf) as usize];
     }
-    HeaderValue::from_bytes(&buf[..9 + digits]).expect("hex digits and a dash")
+    HeaderValue::from_maybe_shared(crate::cuts::cut(&[&buf[..9 + digits]]))
+        .expect("hex digits and a dash")
 }
 
 /// Why the request is refused before it reaches its route: 414 past
 /// [`Limits::max_uri`](crate::Limits::max_uri) bytes of path and query, 431 past
 /// [`Limits::max_headers`](crate::Limits::max_headers) bytes of headers (hyper's own
-/// limits lie above these and answer without a body).
-fn refusal<B>(s: &Service, request: &Request<B>) -> Option<ServiceError> {
+/// limits lie above these and answer without a body). `headers` is the size of the
+/// request's header names and values.
+fn refusal<B>(s: &Service, request: &Request<B>, headers: usize) -> Option<ServiceError> {
     let limits = s.limits();
     let target = request
         .uri()
@@ -166,11 +253,6 @@ fn refusal<B>(s: &Service, request: &Request<B>) -> Option<ServiceError> {
             limit: limits.max_uri,
         });
     }
-    let headers: usize = request
-        .headers()
-        .iter()
-        .map(|(n, v)| n.as_str().len() + v.len())
-        .sum();
     (headers > limits.max_headers).then_some(ServiceError::HeadersTooLarge {
         limit: limits.max_headers,
     })
@@ -191,15 +273,15 @@ fn panicked(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// it, and writes the access log line when asked for.
 fn observe(
     s: &Service,
-    route: Option<&'static str>,
+    route: Option<usize>,
     r: &Response,
-    started: Instant,
-    access: Option<(Method, String, Option<std::net::SocketAddr>)>,
+    started: quanta::Instant,
+    access: Option<Box<Access>>,
 ) {
     let elapsed = started.elapsed();
     let status = r.status();
     s.http_metrics().record(route, status, elapsed);
-    if let Some((method, path, peer)) = access {
+    if let Some((method, path, peer)) = access.map(|a| *a) {
         let id = r
             .headers()
             .get(REQUEST_ID)
@@ -209,7 +291,7 @@ fn observe(
             target: "flakeid_serve::access",
             method = %method,
             path,
-            route = route.unwrap_or("unmatched"),
+            route = route.map_or("unmatched", |i| ROUTES[i]),
             status = status.as_u16(),
             micros = elapsed.as_micros() as u64,
             request_id = id,
@@ -221,7 +303,7 @@ fn observe(
 
 #[cfg(test)]
 mod tests {
-    /// Request ids are the process's prefix and a counter in hex, each new.
+    /// A client's request id is kept only when short and plain.
     #[test]
     fn client_request_ids_are_kept_only_short_and_plain() {
         assert!(super::kept_request_id(b"3f2b-9c1e_a.b:c/d+e="));
@@ -233,6 +315,7 @@ mod tests {
         assert!(!super::kept_request_id("é".as_bytes()));
     }
 
+    /// The server's own request ids: the process's prefix and a counter in hex, each new.
     #[test]
     fn request_ids_are_hex_and_unique() {
         let a = super::request_id();

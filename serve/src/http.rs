@@ -48,31 +48,47 @@ pub fn router(service: Arc<Service>) -> Router {
 }
 
 /// A mint route's answer: never cached (an ID served twice from a cache is a duplicate).
+/// Its answers are made by [`minted`], with `Cache-Control: no-store`; its errors get it
+/// here.
 struct NoStore(Result<Response, ServiceError>);
 
 impl IntoResponse for NoStore {
     fn into_response(self) -> Response {
-        let mut r = self.0.into_response();
-        r.headers_mut()
-            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        r
+        match self.0 {
+            Ok(r) => r,
+            Err(e) => {
+                let mut r = e.into_response();
+                r.headers_mut()
+                    .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                r
+            }
+        }
     }
+}
+
+/// A mint route's answer in `form`: its content type and `Cache-Control: no-store`.
+fn minted(form: Form, body: impl Into<axum::body::Body>) -> Response {
+    let mut r = Response::new(body.into());
+    let headers = r.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(form.content_type()),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
 }
 
 /// The answer to a `HEAD` on a mint route: the headers a `GET` would have, no ID minted.
 fn head(form: Form) -> Result<Response, ServiceError> {
-    Ok(Response::builder()
-        .header(header::CONTENT_TYPE, form.content_type())
-        .body(axum::body::Body::empty())
-        .expect("a valid response"))
+    Ok(minted(form, axum::body::Body::empty()))
 }
 
 fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, JSON)
-        .body(body.into())
-        .expect("a valid response")
+    let mut r = Response::new(body.into());
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    r
 }
 
 async fn one_id(_: Authorized, method: Method, State(s): State<Arc<Service>>) -> NoStore {
@@ -96,11 +112,10 @@ async fn mint_one(s: &Service) -> Result<Response, ServiceError> {
     s.count_minted(1);
     let mut buf = [0u8; Encoding::MAX_LEN];
     let digits = id_digits(id, &mut buf);
-    let mut body = Vec::with_capacity(digits.len() + 10);
-    body.extend_from_slice(b"{\"id\":\"");
-    body.extend_from_slice(digits);
-    body.extend_from_slice(b"\"}");
-    Ok(json(StatusCode::OK, body))
+    Ok(minted(
+        Form::Json,
+        crate::cuts::cut(&[b"{\"id\":\"", digits, b"\"}"]),
+    ))
 }
 
 /// An ID's decimal digits, by the core's writer (the tool's rows use it too).
@@ -119,9 +134,9 @@ pub(crate) struct Count {
 /// What the client accepts, of the forms a batch comes in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Form {
-    Json,
-    Lines,
-    Packed,
+    Json = 0,
+    Lines = 1,
+    Packed = 2,
 }
 
 pub(crate) fn form(headers: &HeaderMap) -> Form {
@@ -198,11 +213,7 @@ async fn mint_many(
     let mut ids = vec![Id::default(); n];
     minter.fill(minter.home(), &mut ids).await?;
     s.count_minted(n as u64);
-    let body = batch_body(&ids, form).await;
-    Ok(Response::builder()
-        .header(header::CONTENT_TYPE, form.content_type())
-        .body(body.into())
-        .expect("a valid response"))
+    Ok(minted(form, batch_body(&ids, form).await))
 }
 
 /// IDs written a chunk at a time, yielding the thread between chunks, so that a large
@@ -217,25 +228,36 @@ async fn batch_body(ids: &[Id], form: Form) -> Vec<u8> {
         return body;
     }
     let json = form == Form::Json;
-    let mut body = Vec::with_capacity(ids.len() * 23 + 2);
+    // Each ID goes straight into the body (no copy from a buffer of its own): the body is
+    // grown by the most a chunk can take, its IDs written in place, then cut to length.
+    const MOST: usize = Encoding::MAX_LEN + 3;
+    let mut body = Vec::with_capacity(ids.len() * 23 + MOST + 2);
     if json {
         body.push(b'[');
     }
-    let mut buf = [0u8; Encoding::MAX_LEN];
     for (c, chunk) in ids.chunks(CHUNK).enumerate() {
         if c > 0 {
             tokio::task::yield_now().await;
         }
+        let mut at = body.len();
+        body.resize(at + chunk.len() * MOST, 0);
         for (i, &id) in chunk.iter().enumerate() {
             if json {
                 if c + i > 0 {
-                    body.push(b',');
+                    body[at] = b',';
+                    at += 1;
                 }
-                body.push(b'"');
+                body[at] = b'"';
+                at += 1;
             }
-            body.extend_from_slice(id_digits(id, &mut buf));
-            body.push(if json { b'"' } else { b'\n' });
+            let digits: &mut [u8; Encoding::MAX_LEN] = (&mut body[at..at + Encoding::MAX_LEN])
+                .try_into()
+                .expect("MOST bytes an ID");
+            at += Encoding::Decimal.write(id.get(), digits);
+            body[at] = if json { b'"' } else { b'\n' };
+            at += 1;
         }
+        body.truncate(at);
     }
     if json {
         body.push(b']');
@@ -310,5 +332,38 @@ async fn not_found() -> ServiceError {
 async fn method_not_allowed(method: Method) -> ServiceError {
     ServiceError::MethodNotAllowed {
         method: method.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch's text is each ID in decimal, as JSON strings in an array or one a line,
+    /// across chunks and across digit counts (IDs of 1 to 20 digits).
+    #[tokio::test]
+    async fn batch_bodies_are_every_id_in_order() {
+        let ids: Vec<Id> = (0..20_000u64)
+            .map(|i| match i % 4 {
+                0 => i + 1,
+                1 => u64::MAX - i,
+                2 => 10u64.pow((i % 20) as u32),
+                _ => 2_116_500_430_648_709_162 + i,
+            })
+            .map(Id::new)
+            .collect();
+        let text: Vec<String> = ids.iter().map(|i| i.get().to_string()).collect();
+        let json = String::from_utf8(batch_body(&ids, Form::Json).await).unwrap();
+        let want: Vec<String> = text.iter().map(|t| format!("\"{t}\"")).collect();
+        assert_eq!(json, format!("[{}]", want.join(",")));
+        let lines = String::from_utf8(batch_body(&ids, Form::Lines).await).unwrap();
+        assert_eq!(
+            lines,
+            text.iter().map(|t| format!("{t}\n")).collect::<String>()
+        );
+        assert_eq!(
+            batch_body(&ids[..1], Form::Json).await,
+            format!("[\"{}\"]", text[0]).as_bytes()
+        );
     }
 }

@@ -37,6 +37,7 @@ mod accept;
 mod authorized;
 mod config;
 mod conn;
+mod cuts;
 mod decode;
 mod descriptors;
 pub mod edges;

@@ -239,13 +239,22 @@ where
         conn: Arc::clone(conn),
         attach,
     };
-    let hyper_service = hyper_util::service::TowerToHyperService::new(service);
     let io = crate::h1_errors::JsonErrors::new(io);
-    let served = builder.serve_connection(TokioIo::new(io), hyper_service);
+    let served = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(served);
-    let mut draining = false;
+    // The rare events (idle too long, evicted, shutdown) are watched by a task of their
+    // own, which this one hears through a channel: a request's wakes then poll the
+    // connection and one empty channel, not three watches each time.
+    let (tell, mut events) = tokio::sync::mpsc::channel(1);
+    let _watch = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(watch(
+        Arc::clone(conn),
+        limits.clone(),
+        shutdown.clone(),
+        tell,
+    )));
     loop {
         tokio::select! {
+            biased;
             r = served.as_mut() => return match r {
                 Ok(()) => "closed",
                 Err(e) => {
@@ -253,12 +262,43 @@ where
                     "error"
                 }
             },
-            why = conn.idle(limits.header_timeout, limits.idle_timeout, limits.write_timeout), if !draining => return why,
-            _ = conn.evict.cancelled() => return "evicted",
+            event = events.recv() => match event {
+                Some(Event::Drain) => served.as_mut().graceful_shutdown(),
+                Some(Event::End(why)) => return why,
+                None => return "error",
+            },
+        }
+    }
+}
+
+/// What a connection's watch tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    /// The server shuts down: finish the requests in flight, take no more.
+    Drain,
+    /// Close now, for this reason (idle too long, a write timeout, evicted).
+    End(&'static str),
+}
+
+/// Watches one connection for its rare events; aborted when the connection ends.
+async fn watch(
+    conn: Arc<Conn>,
+    limits: Limits,
+    shutdown: CancellationToken,
+    tell: tokio::sync::mpsc::Sender<Event>,
+) {
+    let mut draining = false;
+    loop {
+        let event = tokio::select! {
+            why = conn.idle(limits.header_timeout, limits.idle_timeout, limits.write_timeout), if !draining => Event::End(why),
+            _ = conn.evict.cancelled() => Event::End("evicted"),
             _ = shutdown.cancelled(), if !draining => {
-                served.as_mut().graceful_shutdown();
                 draining = true;
+                Event::Drain
             }
+        };
+        if tell.send(event).await.is_err() || event != Event::Drain {
+            return;
         }
     }
 }

@@ -329,17 +329,15 @@ impl HttpMetrics {
         }
     }
 
-    /// Counts and times one answer.
+    /// Counts and times one answer, of the route at `route` in [`ROUTES`](crate::routes::ROUTES) (`None`: no route matched).
     pub(crate) fn record(
         &self,
-        route: Option<&'static str>,
+        route: Option<usize>,
         status: http::StatusCode,
         elapsed: std::time::Duration,
     ) {
-        let r = route
-            .and_then(|route| crate::routes::ROUTES.iter().position(|x| *x == route))
-            .unwrap_or(crate::routes::ROUTES.len());
-        let label = route.unwrap_or("unmatched");
+        let r = route.unwrap_or(crate::routes::ROUTES.len());
+        let label = route.map_or("unmatched", |i| crate::routes::ROUTES[i]);
         match STATUSES.iter().position(|(code, _)| *code == status.as_u16()) {
             Some(i) => self.requests[r][i]
                 .get_or_init(|| {

@@ -141,6 +141,11 @@ impl Service {
         }
     }
 
+    /// Whether requests must carry a token (`--token`): without, every request is admitted.
+    pub(crate) fn takes_tokens(&self) -> bool {
+        self.tokens.is_some()
+    }
+
     /// Whether a request with this `Authorization` header value may mint and decode.
     pub fn admits(&self, authorization: Option<&[u8]>) -> bool {
         self.tokens.as_ref().is_none_or(|t| t.admits(authorization))

@@ -23,6 +23,21 @@ impl Encoding {
     /// the buffer [`Encoding::encode`] and [`Id::encode`](crate::Id::encode) write into.
     pub const MAX_LEN: usize = 20;
 
+    /// How many bytes `v` takes in decimal (1 for 0): what [`Encoding::write`] returns for
+    /// [`Encoding::Decimal`], without writing (for padding, or sizing a buffer).
+    ///
+    /// ```
+    /// use flakeid::Encoding;
+    ///
+    /// assert_eq!(Encoding::decimal_len(0), 1);
+    /// assert_eq!(Encoding::decimal_len(999), 3);
+    /// assert_eq!(Encoding::decimal_len(u64::MAX), Encoding::MAX_LEN);
+    /// ```
+    #[inline(always)]
+    pub fn decimal_len(v: u64) -> usize {
+        decimal_len(v)
+    }
+
     /// Writes `id` into `buf` and returns the text.
     #[inline]
     pub fn encode(self, id: u64, buf: &mut [u8; Self::MAX_LEN]) -> &str {

@@ -102,6 +102,23 @@ fn code_lines(code: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The absolute module path of `path` as written in module `base`, when it starts with
+/// `crate::`, `self::` or `super::` (as many as it has); `None` for any other start.
+fn absolute(base: &[String], path: &[String]) -> Option<Vec<String>> {
+    let (mut out, mut rest) = match path.first()?.as_str() {
+        "crate" => (Vec::new(), &path[1..]),
+        "self" => (base.to_vec(), &path[1..]),
+        "super" => (base.to_vec(), path),
+        _ => return None,
+    };
+    while let Some((_, more)) = rest.split_first().filter(|(head, _)| *head == "super") {
+        out.pop();
+        rest = more;
+    }
+    out.extend(rest.iter().cloned());
+    Some(out)
+}
+
 /// The modules of one package and the names each re-exports, to follow a path through a
 /// re-export (`crate::Layout`, `crate::error::ParseError`) to the file that defines it.
 struct Tree {
@@ -124,27 +141,12 @@ impl Tree {
             let mut table = BTreeMap::new();
             for statement in reexport_statements(code) {
                 for (name, path) in use_tree(&statement) {
-                    let absolute = match path.first().map(String::as_str) {
-                        Some("crate") => path[1..].to_vec(),
-                        Some("super") => {
-                            let mut up = base.clone();
-                            let mut rest = &path[..];
-                            while let Some(("super", more)) =
-                                rest.split_first().map(|(h, t)| (h.as_str(), t))
-                            {
-                                up.pop();
-                                rest = more;
-                            }
-                            up.extend(rest.iter().cloned());
-                            up
-                        }
-                        Some("self") => [base.clone(), path[1..].to_vec()].concat(),
-                        Some(first) => {
-                            let mut child = base.clone();
-                            child.push(first.to_string());
-                            if !modules.contains_key(&child) {
-                                continue; // another crate's item (core, std, loom, ...)
-                            }
+                    let absolute = match absolute(&base, &path) {
+                        Some(absolute) => absolute,
+                        // A child module's item, or another crate's (core, std, loom, ...).
+                        None if modules
+                            .contains_key(&[base.clone(), path[..1].to_vec()].concat()) =>
+                        {
                             [base.clone(), path].concat()
                         }
                         None => continue,
@@ -256,25 +258,19 @@ fn uses(file: &str, code: &str, tree: &Tree) -> BTreeSet<String> {
     let words: BTreeSet<&str> = code_lines(code)
         .flat_map(|l| l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
         .collect();
-    for statement in reexport_statements(code) {
-        for (name, path) in use_tree(&statement) {
-            let absolute = match path.first().map(String::as_str) {
-                Some("crate") => path[1..].to_vec(),
-                Some("super") => [
-                    base[..base.len().saturating_sub(1)].to_vec(),
-                    path[1..].to_vec(),
-                ]
-                .concat(),
-                Some("self") => [base.clone(), path[1..].to_vec()].concat(),
-                _ => [base.clone(), path].concat(),
-            };
-            if words.contains(name.as_str())
-                && let Some(target) = tree
-                    .file_of(&absolute, 0)
-                    .filter(|t| *t != file && *t != "lib.rs")
-            {
-                out.insert(target.clone());
-            }
+    // A path to the crate root itself names a re-export it does not have (a macro,
+    // `__private`), not a use of `lib.rs`.
+    let mut add = |path: &[String]| {
+        if let Some(target) = tree
+            .file_of(path, 0)
+            .filter(|t| *t != file && *t != "lib.rs")
+        {
+            out.insert(target.clone());
+        }
+    };
+    for (name, path) in tree.exports.get(&base).into_iter().flatten() {
+        if words.contains(name.as_str()) {
+            add(path);
         }
     }
     for line in code_lines(code) {
@@ -305,30 +301,16 @@ fn uses(file: &str, code: &str, tree: &Tree) -> BTreeSet<String> {
             if !word_start {
                 continue;
             }
-            let mut cur: Vec<String> = match path.first() {
-                Some(&"crate") => Vec::new(),
-                Some(&"super") => base[..base.len().saturating_sub(1)].to_vec(),
-                _ => base.clone(),
+            let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+            let Some(cur) = absolute(&base, &path) else {
+                continue;
             };
-            let mut segs = &path[1..];
-            while let Some((&"super", more)) = segs.split_first() {
-                cur.pop();
-                segs = more;
-            }
-            cur.extend(segs.iter().map(|s| s.to_string()));
             for name in &names {
                 let mut full = cur.clone();
                 if !name.is_empty() {
                     full.push(name.clone());
                 }
-                // A path to the crate root itself names a re-export it does not have (a
-                // macro, `__private`), not a use of `lib.rs`.
-                if let Some(target) = tree
-                    .file_of(&full, 0)
-                    .filter(|t| *t != file && *t != "lib.rs")
-                {
-                    out.insert(target.clone());
-                }
+                add(&full);
             }
         }
     }

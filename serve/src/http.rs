@@ -68,13 +68,9 @@ impl IntoResponse for NoStore {
 
 /// A mint route's answer in `form`: its content type and `Cache-Control: no-store`.
 fn minted(form: Form, body: impl Into<axum::body::Body>) -> Response {
-    let mut r = Response::new(body.into());
-    let headers = r.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(form.content_type()),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let mut r = typed(StatusCode::OK, form.content_type(), body);
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
 }
 
@@ -83,11 +79,22 @@ fn head(form: Form) -> Result<Response, ServiceError> {
     Ok(minted(form, axum::body::Body::empty()))
 }
 
+/// A JSON answer.
 fn json(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
+    typed(status, JSON, body)
+}
+
+/// An answer of `content_type`, made in place: `Response::builder` checks and converts
+/// each part it is given, which cost a mint route about 1,000 instructions a request.
+fn typed(
+    status: StatusCode,
+    content_type: &'static str,
+    body: impl Into<axum::body::Body>,
+) -> Response {
     let mut r = Response::new(body.into());
     *r.status_mut() = status;
     r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r
 }
 
@@ -134,9 +141,9 @@ pub(crate) struct Count {
 /// What the client accepts, of the forms a batch comes in.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Form {
-    Json = 0,
-    Lines = 1,
-    Packed = 2,
+    Json,
+    Lines,
+    Packed,
 }
 
 pub(crate) fn form(headers: &HeaderMap) -> Form {

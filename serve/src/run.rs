@@ -126,7 +126,10 @@ fn build(
         on_claim_lost,
         access_log,
         claim_remedy,
-        ..
+        // The phases `bind` and `drain` read these.
+        listen: _,
+        grpc_listen: _,
+        drain: _,
     } = config;
     let shards = shards.max(1);
     crate::metrics::register(&layout_label(&layout), names);

@@ -101,23 +101,17 @@ impl Line<'_> {
     /// `v` right-aligned in `width` columns (as `{:>width$}`).
     #[inline]
     fn right(&mut self, v: u64, width: usize) {
-        self.spaces(width.saturating_sub(decimal_len(v)));
+        self.spaces(width.saturating_sub(Encoding::decimal_len(v)));
         self.u64(v);
     }
 
     /// `v` left-aligned in `width` columns (as `{:<width$}`).
     #[inline]
     fn left(&mut self, v: u64, width: usize) {
-        let len = decimal_len(v);
+        let len = Encoding::decimal_len(v);
         self.u64(v);
         self.spaces(width.saturating_sub(len));
     }
-}
-
-/// How many decimal digits `v` has (1 for 0).
-#[inline]
-fn decimal_len(v: u64) -> usize {
-    v.checked_ilog10().map_or(1, |l| l as usize + 1)
 }
 
 /// The room for a second's RFC 3339 text before the milliseconds: 19 bytes for a

@@ -186,13 +186,12 @@ impl StoreUrl {
         Ok(endpoints)
     }
 
-    /// `base` with the query's access read over it (see [`Access`]): `ca`, `cert`, `key`,
-    /// `user`, `password-file` and `read`; any other parameter is refused. A `password=` is refused: a password in a URL ends up in
-    /// shell history, process lists and logs.
-    pub fn access(&self, base: Access) -> Result<Access, ClaimError> {
-        let (url, mut access) = (self, base);
-        let bad = |reason: String| url.bad(reason);
-        for (name, value) in url.query() {
+    /// `access` with the query's read over it (see [`Access`]): `ca`, `cert`, `key`,
+    /// `user`, `password-file` and `read`; any other parameter is refused, and so is a
+    /// `password=` (a password in a URL ends up in shell history, process lists and logs).
+    pub fn access(&self, mut access: Access) -> Result<Access, ClaimError> {
+        let bad = |reason: String| self.bad(reason);
+        for (name, value) in self.query() {
             let value = value.as_str();
             match name.as_str() {
                 "ca" => access.ca = Some(value.into()),
@@ -204,7 +203,7 @@ impl StoreUrl {
                 }
                 "password" => {
                     return Err(ClaimError::PasswordInUrl {
-                        url: url.redacted().into(),
+                        url: self.redacted().into(),
                     });
                 }
                 "read" => {
@@ -239,7 +238,7 @@ impl StoreUrl {
         }
         if access.user.is_some() && access.password.is_none() {
             return Err(ClaimError::NoPassword {
-                url: url.redacted().into(),
+                url: self.redacted().into(),
             });
         }
         Ok(access)

@@ -243,18 +243,7 @@ const TLS_FAILURES: [(&str, TlsFailure); 9] = [
 /// [`ClaimError::Refused`] saying so.
 pub(super) fn closed_after_handshake(e: ClaimError, access: &Access) -> ClaimError {
     match e {
-        ClaimError::Unreachable { store, reason }
-            if access.tls
-                && [
-                    "connection closed",
-                    "BrokenPipe",
-                    "Broken pipe",
-                    "ConnectionReset",
-                    "Connection reset",
-                ]
-                .iter()
-                .any(|c| reason.contains(c)) =>
-        {
+        ClaimError::Unreachable { store, reason } if access.tls && closed_connection(&reason) => {
             let (what, fix) = if access.cert.is_some() {
                 (
                     "refuses a client certificate",
@@ -274,5 +263,45 @@ pub(super) fn closed_after_handshake(e: ClaimError, access: &Access) -> ClaimErr
             }
         }
         e => e,
+    }
+}
+
+/// Whether an error's text says the connection was closed or reset under the client, in
+/// any of the spellings of io, h2 and tonic ("Broken pipe", "BrokenPipe", "stream closed
+/// because of a broken pipe", ...).
+fn closed_connection(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    [
+        "connection closed",
+        "brokenpipe",
+        "broken pipe",
+        "connectionreset",
+        "connection reset",
+    ]
+    .iter()
+    .any(|c| reason.contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closed_connection;
+
+    /// Every spelling of a closed or reset connection seen from tonic, h2 and io counts,
+    /// whatever its case; other transport failures do not.
+    #[test]
+    fn a_closed_connection_is_seen_in_every_spelling() {
+        for text in [
+            "transport error: stream closed because of a broken pipe",
+            "transport error: Broken pipe (os error 32)",
+            "Io(Kind(BrokenPipe))",
+            "connection closed before message completed",
+            "Connection reset by peer (os error 104)",
+            "Kind(ConnectionReset)",
+        ] {
+            assert!(closed_connection(text), "{text}");
+        }
+        for text in ["Connection refused (os error 111)", "deadline has elapsed"] {
+            assert!(!closed_connection(text), "{text}");
+        }
     }
 }

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 cargo package --workspace --no-verify --allow-dirty \
     --exclude flakeid-loom-tests --exclude flakeid-no-std-check --exclude flakeid-fleet \
     --exclude flakeid-python --exclude flakeid-python-tests
-for p in flakeid flakeid-etcd flakeid-zookeeper flakeid-stores flakeid-testkit flakeid-text flakeid-serve flakeid-cli; do
+for p in flakeid flakeid-etcd flakeid-zookeeper flakeid-postgres flakeid-stores flakeid-testkit flakeid-text flakeid-serve flakeid-cli; do
     files=$(cargo package -p "$p" --list --allow-dirty)
     for needed in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE; do
         echo "$files" | grep -qx "$needed" || { echo "$p: $needed is not in the package" >&2; exit 1; }

@@ -19,7 +19,7 @@ use flakeid_fleet::zookeeper::ZooKeeper;
 
 scenarios!(ZooKeeper::start, "zookeeper");
 
-use flakeid_fleet::proxy;
+use flakeid_fleet::{lost_replies, proxy};
 
 use flakeid::claim::store::ClaimRequest;
 use flakeid::claim::{Claims, OpenOptions};
@@ -28,43 +28,25 @@ use flakeid::claim::{Claims, OpenOptions};
 const T: u64 = 1_800_000_000_000_000_000;
 
 /// A renewal whose write ZooKeeper applied but whose reply was lost (the connection reset
-/// right after the request) is not a lost claim: the next renewal reads back, sees its
-/// session still owns the claim, adopts the version and goes on.
+/// right after the multi, which carries the reservation's `held`) is not a lost claim: the
+/// next renewal reads back, sees its session still owns the claim, adopts the version and
+/// goes on.
 #[test]
 fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
     let _one = fleet::one_at_a_time();
     let Some(zk) = ZooKeeper::start("lost-reply") else {
         return;
     };
-    let proxy = proxy::Proxy::start(zk.port);
-    let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
-    let store = flakeid_stores::open(&url, &OpenOptions::default()).unwrap();
-    let request = ClaimRequest {
-        namespace: "lost",
-        pool: 0..1,
-        instance: "a",
-    };
-    let c = store.claim(&request).unwrap();
-    store.renew(&c, T).unwrap();
-    let mut last = T;
-    for round in 1..=4u64 {
-        proxy.cut_after_request_containing(b" held ");
-        // Its reply is lost (the outcome may be either, as a client would see it).
-        let _ = store.renew(&c, T + round * 1_000_000_000);
-        last = T + round * 1_000_000_000 + 500_000_000;
-        store
-            .renew(&c, last)
-            .unwrap_or_else(|e| panic!("round {round}: the renewal after a lost reply: {e}"));
-    }
-    assert!(proxy.cuts() >= 4, "the proxy cut {} times", proxy.cuts());
-    let listed = store.list("lost").unwrap();
-    assert_eq!(listed[0].reserved_until_unix_ns, last);
-    assert_eq!(listed[0].state, flakeid::claim::NodeState::Held);
-    store.release(&c, last).unwrap();
+    lost_replies::a_lost_reply_to_a_renewal_does_not_lose_the_claim(
+        flakeid_stores::open,
+        &zk.url(),
+        zk.port,
+        b" held ",
+    );
 }
 
-/// A claim whose reply was lost (the connection reset right after ZooKeeper applied the
-/// multi) is recognised as this claim's by its token when read back: taken, not left as
+/// A claim whose reply was lost (the multi carries the claim's record, `HOLDER\nclaim
+/// TOKEN`) is recognised as this claim's by its token when read back: taken, not left as
 /// an id held by the process's own session while it claims another.
 #[test]
 fn a_lost_reply_to_a_claim_takes_the_claim_it_made() {
@@ -72,78 +54,12 @@ fn a_lost_reply_to_a_claim_takes_the_claim_it_made() {
     let Some(zk) = ZooKeeper::start("lost-claim-reply") else {
         return;
     };
-    let proxy = proxy::Proxy::start(zk.port);
-    let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
-    let store = flakeid_stores::open(&url, &OpenOptions::default()).unwrap();
-    let request = ClaimRequest {
-        namespace: "lostclaim",
-        pool: 0..4,
-        instance: "a",
-    };
-    // The multi carries the claim's record, `HOLDER\nclaim TOKEN`.
-    proxy.cut_after_request_containing(b"\nclaim ");
-    let mut taken = Vec::new();
-    // As `Claims` does: an unreachable store is asked again.
-    for _ in 0..4 {
-        match store.claim(&request) {
-            Ok(c) => {
-                taken.push(c);
-                break;
-            }
-            Err(e) => assert_eq!(e.kind(), flakeid::claim::ClaimErrorKind::Unavailable, "{e}"),
-        }
-    }
-    assert!(proxy.cuts() >= 1, "the proxy never cut");
-    let claimed = taken.pop().expect("the claim after a lost reply");
-    assert_eq!(claimed.node, 0, "the claim that landed was not taken");
-    let held: Vec<u64> = store
-        .list("lostclaim")
-        .unwrap()
-        .into_iter()
-        .filter(|i| i.state == flakeid::claim::NodeState::Held)
-        .map(|i| i.node)
-        .collect();
-    assert_eq!(held, [0], "ids held besides the claim");
-    store.renew(&claimed, T).unwrap();
-    store.release(&claimed, T).unwrap();
-}
-
-/// Once its session expired, a `ZooKeeperStore`'s claims of that session are lost (as they
-/// must be) and the next claim opens a new session.
-#[test]
-fn a_store_whose_session_expired_claims_again_in_a_new_session() {
-    let _one = fleet::one_at_a_time();
-    let Some(zk) = ZooKeeper::start("expiry") else {
-        return;
-    };
-    let proxy = proxy::Proxy::start(zk.port);
-    let url = format!("zookeeper://127.0.0.1:{}", proxy.port);
-    let options = OpenOptions::default().ttl(Duration::from_secs(2));
-    let store = flakeid_stores::open(&url, &options).unwrap();
-    let claims = || {
-        Claims::with_store(store.clone())
-            .namespace("expiry")
-            .nodes(0..2)
-            .window(Duration::from_secs(1))
-            .pool_wait(Duration::from_secs(20))
-            .manual_renewal()
-    };
-    let layout = flakeid::Layout::snowflake();
-    let first = flakeid::Generator::builder(layout)
-        .build_claimed(claims())
-        .unwrap();
-    proxy.set_down(true);
-    std::thread::sleep(Duration::from_secs(5)); // past the 2 s session
-    proxy.set_down(false);
-    assert!(
-        first.renew_claim().is_err(),
-        "a claim of the expired session renewed"
+    lost_replies::a_lost_reply_to_a_claim_takes_the_claim_it_made(
+        flakeid_stores::open,
+        &zk.url(),
+        zk.port,
+        b"\nclaim ",
     );
-    let second = flakeid::Generator::builder(layout)
-        .build_claimed(claims())
-        .expect("a claim in a new session");
-    second.next_id().unwrap();
-    second.renew_claim().unwrap();
 }
 
 /// A holder that exits without releasing (after "claim lost", say) leaves no ephemeral node

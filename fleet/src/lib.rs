@@ -8,9 +8,11 @@
 //!   ([`server::Open`]: `flakeid_stores::open`).
 //! - [`procs`]: real `flakeid gen` processes; [`service`]: real `flakeid serve` processes
 //!   and an HTTP client; [`serve_fleet`] and [`serve_chaos`]: the service's scenarios.
-//! - [`etcd`]: an etcd server on loopback; [`zookeeper`]: a ZooKeeper server.
+//! - [`etcd`]: an etcd server on loopback; [`zookeeper`]: a ZooKeeper server;
+//!   [`postgres`]: a PostgreSQL server (and a standby of it).
 //! - [`campaign`]: a long fault campaign on a three-member coordinator (run by hand).
 //! - [`proxy`]: a TCP proxy for partitions, lost replies and a member that stops answering;
+//!   [`lost_replies`]: the lost-reply checks written once over a store behind it;
 //!   [`stale_member`]: an etcd member that has not caught up; [`certs`]: a CA and
 //!   certificates of the tests' own.
 //!
@@ -20,7 +22,9 @@
 pub mod campaign;
 pub mod certs;
 pub mod etcd;
+pub mod lost_replies;
 mod macros;
+pub mod postgres;
 pub mod procs;
 pub mod proxy;
 pub mod scenarios;

@@ -1,6 +1,6 @@
-//! The fleet scenarios, written once over a [`Server`] (etcd, ZooKeeper):
+//! The fleet scenarios, written once over a [`Server`] (etcd, ZooKeeper, PostgreSQL):
 //! real `flakeid gen` processes against a real coordinator the test started. Run by
-//! `cli/tests/etcd.rs` and `cli/tests/zookeeper.rs`.
+//! `cli/tests/etcd.rs`, `cli/tests/zookeeper.rs` and `cli/tests/postgres.rs`.
 
 use std::collections::HashSet;
 use std::process::Command;

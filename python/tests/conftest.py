@@ -22,3 +22,8 @@ def etcd_url():
 @pytest.fixture
 def zookeeper_url():
     return _server("FLAKEID_TEST_ZOOKEEPER")
+
+
+@pytest.fixture
+def postgres_url():
+    return _server("FLAKEID_TEST_POSTGRES")

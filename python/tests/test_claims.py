@@ -148,3 +148,7 @@ def test_claims_on_a_real_etcd(etcd_url):
 
 def test_claims_on_a_real_zookeeper(zookeeper_url):
     _on_a_coordinator(zookeeper_url)
+
+
+def test_claims_on_a_real_postgres(postgres_url):
+    _on_a_coordinator(postgres_url)

@@ -1,6 +1,7 @@
 //! Every flakeid claim store by its URL, composed in one place: the library's own stores
 //! (`file:`, `memory:`, `static:`), etcd (`etcd://`, `etcds://`, feature `etcd`),
-//! ZooKeeper (`zookeeper://`, feature `zookeeper`), and the stores a program registers by
+//! ZooKeeper (`zookeeper://`, feature `zookeeper`), PostgreSQL (`postgres://`,
+//! `postgresql://`, feature `postgres`), and the stores a program registers by
 //! scheme ([`register`]). The `flakeid` tool, its service, the Python package and the
 //! fleet tests open stores through [`open`] and nothing else.
 //!
@@ -56,6 +57,8 @@ const BUILT_IN: &[(&str, Option<&str>)] = &[
     ("etcd", Some("etcd")),
     ("etcds", Some("etcd")),
     ("zookeeper", Some("zookeeper")),
+    ("postgres", Some("postgres")),
+    ("postgresql", Some("postgres")),
 ];
 
 /// The stores registered by scheme, in the order they came.
@@ -81,6 +84,10 @@ pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimSt
         "etcd" | "etcds" => flakeid_etcd::EtcdStore::from_url(url, options).map(shared),
         #[cfg(feature = "zookeeper")]
         "zookeeper" => flakeid_zookeeper::ZooKeeperStore::from_url(url, options).map(shared),
+        #[cfg(feature = "postgres")]
+        "postgres" | "postgresql" => {
+            flakeid_postgres::PostgresStore::from_url(url, options).map(shared)
+        }
         "file" | "memory" | "static" => flakeid::claim::open_url(url, options),
         other => match registered(other) {
             Some(opener) => opener(url, options),
@@ -102,7 +109,8 @@ pub fn lacking_feature(scheme: &str) -> Option<&'static str> {
     let (_, feature) = BUILT_IN.iter().find(|(s, _)| *s == scheme)?;
     let feature = (*feature)?;
     let built = (feature == "etcd" && cfg!(feature = "etcd"))
-        || (feature == "zookeeper" && cfg!(feature = "zookeeper"));
+        || (feature == "zookeeper" && cfg!(feature = "zookeeper"))
+        || (feature == "postgres" && cfg!(feature = "postgres"));
     (!built).then_some(feature)
 }
 
@@ -182,6 +190,7 @@ impl fmt::Display for Schemes {
                 "file" => write!(f, "{sep}file:DIR")?,
                 "static" => write!(f, "{sep}static:N")?,
                 "etcd" | "etcds" | "zookeeper" => write!(f, "{sep}{s}://HOST:PORT")?,
+                "postgres" | "postgresql" => write!(f, "{sep}{s}://HOST/DB")?,
                 _ => write!(f, "{sep}{s}:")?,
             }
         }
@@ -243,7 +252,11 @@ mod tests {
         // A coordinator URL reaches its client (which finds nobody there), not a refusal
         // of the URL.
         let fast = OpenOptions::default().timeout(core::time::Duration::from_millis(200));
-        for url in ["etcd://127.0.0.1:9", "zookeeper://127.0.0.1:9"] {
+        for url in [
+            "etcd://127.0.0.1:9",
+            "zookeeper://127.0.0.1:9",
+            "postgres://u@127.0.0.1:9/db",
+        ] {
             let e = open(url, &fast).unwrap_err();
             let built = lacking_feature(url.split(':').next().unwrap()).is_none();
             assert_eq!(matches!(e, ClaimError::BadUrl { .. }), !built, "{url}: {e}");

@@ -1,7 +1,8 @@
 //! The conformance suite of flakeid's [`ClaimStore`] contract: what a store of node-id
 //! claims must do so that two holders never mint the same ID. It runs against every store
 //! of the flakeid workspace (memory and file in the core's tests, a real etcd in
-//! flakeid-etcd's, a real ZooKeeper in flakeid-zookeeper's), and against yours: add this
+//! flakeid-etcd's, a real ZooKeeper in flakeid-zookeeper's, a real PostgreSQL in
+//! flakeid-postgres's), and against yours: add this
 //! crate as a dev-dependency, implement [`Backend`] for your store (a handle, and the faults
 //! only your test can cause: take an id away from its holder, damage stored data), and call
 //! [`run_all`] from a test.

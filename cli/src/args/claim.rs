@@ -9,15 +9,18 @@ use super::values::{duration, node_range, non_negative};
 #[derive(Args, Default)]
 pub(crate) struct ClaimStoreArgs {
     /// The claim store: file:DIR (one host: OS locks and fsynced reservations in DIR),
-    /// etcd://HOST:PORT[,HOST:PORT...], zookeeper://HOST:PORT[,HOST:PORT...], memory:
-    /// (this process only), static:N (node N, no fence), static:pod[+K] (a StatefulSet
-    /// pod's ordinal from $POD_NAME or $HOSTNAME, plus K; no fence). TLS and auth in the
-    /// query: etcds://HOST:PORT?ca=FILE&cert=FILE&key=FILE&user=NAME,
-    /// zookeeper://HOST:PORT?user=NAME&read=open|creator.
+    /// etcd://HOST:PORT[,HOST:PORT...], zookeeper://HOST:PORT[,HOST:PORT...],
+    /// postgres://ROLE@HOST[:PORT][,HOST[:PORT]...]/DB, memory: (this process only),
+    /// static:N (node N, no fence), static:pod[+K] (a StatefulSet pod's ordinal from
+    /// $POD_NAME or $HOSTNAME, plus K; no fence). TLS and auth in the query:
+    /// etcds://HOST:PORT?ca=FILE&cert=FILE&key=FILE&user=NAME,
+    /// zookeeper://HOST:PORT?user=NAME&read=open|creator,
+    /// postgres://ROLE@HOST/DB?sslmode=verify-full&sslrootcert=FILE&schema=NAME.
     #[arg(long, value_name = "URL", env = "FLAKEID_CLAIM")]
     pub(crate) claim: Option<String>,
-    /// The password of the --claim URL's user= (etcd user, ZooKeeper digest), read from
-    /// FILE; or set FLAKEID_CLAIM_PASSWORD in the environment. Never on the command line.
+    /// The password of the --claim URL's user (etcd user, ZooKeeper digest, PostgreSQL
+    /// role), read from FILE; or set FLAKEID_CLAIM_PASSWORD in the environment. Never on
+    /// the command line.
     #[arg(
         long,
         value_name = "FILE",

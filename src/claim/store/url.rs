@@ -56,10 +56,7 @@ impl StoreUrl {
     /// Reads `url`; [`ClaimError::BadUrl`] if it has no scheme or a query pair is not
     /// `NAME=VALUE` (the message names the pair's name, never its value).
     pub fn parse(url: &str) -> Result<StoreUrl, ClaimError> {
-        let redacted = match url.split_once('?') {
-            Some((base, _)) => format!("{base}?…"),
-            None => url.into(),
-        };
+        let redacted = redact(url);
         let bad = |reason: String| ClaimError::BadUrl {
             url: redacted.clone(),
             reason,
@@ -67,7 +64,7 @@ impl StoreUrl {
         let (scheme, rest) = url
             .split_once(':')
             .filter(|(s, _)| !s.is_empty() && !s.contains('/'))
-            .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N, static:pod, etcd://HOST:PORT or zookeeper://HOST:PORT".into()))?;
+            .ok_or_else(|| bad("no scheme: give file:DIR, memory:, static:N, static:pod, etcd://HOST:PORT, zookeeper://HOST:PORT or postgres://HOST/DB".into()))?;
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
         let (authority, path) = match rest.strip_prefix("//") {
             Some(after) => {
@@ -245,6 +242,29 @@ impl StoreUrl {
     }
 }
 
+/// `url` as messages show it: without its query, and without the password of a
+/// `//USER:PASSWORD@HOST` (a store refuses it, but its message must not repeat it).
+fn redact(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, _)) => (base, "?…"),
+        None => (url, ""),
+    };
+    let Some(start) = base.find("//").map(|i| i + 2) else {
+        return format!("{base}{query}");
+    };
+    let end = base[start..].find('/').map_or(base.len(), |i| start + i);
+    match base[start..end].rfind('@') {
+        Some(at) if base[start..start + at].contains(':') => {
+            let user = &base[start..start + at]
+                .split(':')
+                .next()
+                .unwrap_or_default();
+            format!("{}{user}:…{}{query}", &base[..start], &base[start + at..])
+        }
+        _ => format!("{base}{query}"),
+    }
+}
+
 /// A store that opens from its URL: the one shape every store's constructor by URL has, so
 /// a composition root (the `flakeid` tool) maps schemes to stores in one `match`.
 pub trait FromUrl: Sized {
@@ -256,6 +276,28 @@ pub trait FromUrl: Sized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Neither a query nor the password of `USER:PASSWORD@` reaches a message; the user
+    /// and the hosts do.
+    #[test]
+    fn the_redacted_url_holds_no_password_and_no_query() {
+        for (url, shown) in [
+            (
+                "postgres://u:hunter2@h:5432/db?x=y",
+                "postgres://u:…@h:5432/db?…",
+            ),
+            ("postgres://u:hunter2@h1,h2/db", "postgres://u:…@h1,h2/db"),
+            ("postgres://u:@h/db", "postgres://u:…@h/db"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("etcd://a:1,b:2?user=u", "etcd://a:1,b:2?…"),
+            ("file:/a@b:c", "file:/a@b:c"),
+            ("static:7", "static:7"),
+        ] {
+            let u = StoreUrl::parse(url).unwrap();
+            assert_eq!(u.redacted(), shown, "{url}");
+            assert!(!format!("{u} {u:?}").contains("hunter2"));
+        }
+    }
 
     #[test]
     fn urls_split_into_their_parts() {

@@ -1,0 +1,180 @@
+//! Claims on a real PostgreSQL 15 (feature `postgres`), started here on 127.0.0.1 as a
+//! user of the tests' own, with real `flakeid gen` and `flakeid serve` processes: the
+//! scenarios of `etcd.rs` (the `flakeid-fleet` harness); replies lost after a commit; the
+//! database paused under two holders; and a failover from a primary to its synchronous
+//! standby under holders that reach both through one multi-host URL.
+//!
+//! Without PostgreSQL each test prints why it skips; with `FLAKEID_REQUIRE_SERVERS` set
+//! (CI sets it) a missing server fails the test instead.
+#![cfg(feature = "postgres")]
+
+use std::time::Duration;
+
+use flakeid::claim::{NodeState, OpenOptions};
+use flakeid_fleet::lost_replies;
+use flakeid_fleet::postgres::Postgres;
+use flakeid_fleet::procs::{self, spawn};
+use flakeid_fleet::scenarios;
+use flakeid_fleet::scenarios::{self as fleet, Server, gen_args};
+
+scenarios!(Postgres::start, "postgres");
+
+/// A claim whose reply was lost (the connection reset right after PostgreSQL committed
+/// the row) is found by its token on the next attempt: the claim takes the id it made,
+/// rather than a second one while the first stays held by nobody.
+#[test]
+fn a_lost_reply_to_a_claim_takes_the_claim_it_made() {
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("lost-claim-reply") else {
+        return;
+    };
+    lost_replies::a_lost_reply_to_a_claim_takes_the_claim_it_made(
+        flakeid_stores::open,
+        &pg.url(),
+        pg.port,
+        b"INSERT INTO flakeid.nodes",
+    );
+}
+
+/// A renewal whose reply was lost is not a lost claim: the next renewal matches the
+/// claim's token, stores the larger reservation and goes on.
+#[test]
+fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("lost-reply") else {
+        return;
+    };
+    lost_replies::a_lost_reply_to_a_renewal_does_not_lose_the_claim(
+        flakeid_stores::open,
+        &pg.url(),
+        pg.port,
+        b"GREATEST",
+    );
+}
+
+/// The database paused (`SIGSTOP`) past the holders' window and lease, then continued:
+/// two holders stop minting at their fences while it sleeps, and go on after; no ID twice,
+/// each holder's IDs in order.
+#[test]
+fn the_database_paused_under_two_holders_costs_no_duplicate() {
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("paused") else {
+        return;
+    };
+    let url = pg.url();
+    let holders = procs::holders(
+        &url,
+        "paused",
+        &[
+            "--window",
+            "1s",
+            "--ttl",
+            "4s",
+            "--max-wait",
+            "30s",
+            "-n",
+            "2000",
+            "--rate",
+            "300",
+        ],
+        2,
+    );
+    for h in &holders {
+        h.wait_for_ids(100);
+    }
+    pg.process.signal("STOP");
+    std::thread::sleep(Duration::from_secs(6));
+    pg.process.signal("CONT");
+    let mut all = Vec::new();
+    for h in holders {
+        let (status, ids) = h.finish(Duration::from_secs(60));
+        assert!(status.success(), "a holder did not finish after the pause");
+        assert_eq!(ids.len(), 2000);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        all.extend(ids);
+    }
+    let count = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), count, "a duplicate ID");
+}
+
+/// A primary with a synchronous standby; two holders reach them through one multi-host
+/// URL. The primary is killed and the standby promoted: the holders stop at their fences,
+/// reconnect to the new primary and go on, their claims intact (every reservation they
+/// minted below was on the standby before it was acknowledged). A third holder started
+/// after takes the next id. No ID twice; per node id every earlier holder's IDs below
+/// every later one's.
+#[test]
+fn a_failover_to_the_synchronous_standby_costs_no_duplicate() {
+    let _one = fleet::one_at_a_time();
+    let Some(mut primary) =
+        Postgres::start_with("failover", "synchronous_standby_names = 'standby'")
+    else {
+        return;
+    };
+    let standby = primary.standby("failover");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while primary.sql("postgres", "SELECT sync_state FROM pg_stat_replication") != "sync" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no synchronous standby"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let url = format!(
+        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&target_session_attrs=read-write",
+        primary.port,
+        standby.port,
+        primary.password_file.display()
+    );
+    let args = [
+        "--nodes",
+        "0..3",
+        "--window",
+        "1s",
+        "--ttl",
+        "6s",
+        "--max-wait",
+        "60s",
+        "-n",
+        "3000",
+        "--rate",
+        "200",
+    ];
+    let holders = procs::holders(&url, "failover", &args, 2);
+    for h in &holders {
+        h.wait_for_ids(100);
+    }
+    primary.stop();
+    standby.promote();
+    let third = spawn(&gen_args(&url, "failover", &args));
+    let mut by_node: std::collections::BTreeMap<u64, Vec<Vec<u64>>> = Default::default();
+    let mut all = Vec::new();
+    for h in holders.into_iter().chain([third]) {
+        let (status, ids) = h.finish(Duration::from_secs(90));
+        assert!(status.success(), "a holder failed over badly");
+        assert_eq!(ids.len(), 3000);
+        let node = flakeid::Layout::snowflake().decompose(ids[0]).unwrap().node;
+        all.extend(ids.iter().copied());
+        by_node.entry(node).or_default().push(ids);
+    }
+    assert_eq!(
+        by_node.len(),
+        3,
+        "the holders shared a node id: {:?}",
+        by_node.keys()
+    );
+    let count = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), count, "a duplicate ID across the failover");
+    let listed = flakeid_stores::open(&url, &OpenOptions::default())
+        .unwrap()
+        .list("failover")
+        .unwrap();
+    assert!(
+        listed.iter().all(|i| i.state == NodeState::Released),
+        "{listed:?}"
+    );
+}

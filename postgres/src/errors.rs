@@ -1,0 +1,165 @@
+//! What a PostgreSQL error means for a claim: a refusal the operator must fix (a role, a
+//! password, a privilege, a certificate), data the store cannot read, or an outage the
+//! next attempt may get past (a failover, a restart, a timeout).
+
+use std::string::{String, ToString};
+
+use flakeid::claim::ClaimError;
+use flakeid::claim::store::unreachable;
+use tokio_postgres::error::SqlState;
+
+/// The answer `e` stands for, for the store at `url` whose tables are in `schema`.
+pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> ClaimError {
+    let refused = |reason: String| ClaimError::Refused {
+        store: url.into(),
+        reason,
+    };
+    if let Some(db) = e.as_db_error() {
+        let message = db.message();
+        let code = db.code();
+        if *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+            && message.contains("no pg_hba.conf entry")
+        {
+            let tls = if message.contains("no encryption") {
+                "; the server may take only TLS here: give sslmode=verify-full"
+            } else {
+                ""
+            };
+            return refused(format!(
+                "pg_hba.conf has no line that lets this role in from here ({message}){tls}"
+            ));
+        }
+        if *code == SqlState::INVALID_PASSWORD
+            || *code == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+        {
+            return refused(format!(
+                "the role or its password was refused ({message}): check the role in the URL and password-file=, or the client certificate pg_hba.conf asks for"
+            ));
+        }
+        if *code == SqlState::INSUFFICIENT_PRIVILEGE {
+            return refused(format!(
+                "permission denied ({message}): grant the role what the store needs, as in `GRANT USAGE ON SCHEMA {schema} TO ROLE; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO ROLE` (flakeid-postgres's README)"
+            ));
+        }
+        if *code == SqlState::INVALID_CATALOG_NAME {
+            return refused(format!(
+                "{message}: create the database, or name one that exists in the URL's path"
+            ));
+        }
+        if *code == SqlState::UNDEFINED_TABLE
+            || *code == SqlState::UNDEFINED_COLUMN
+            || *code == SqlState::DATATYPE_MISMATCH
+        {
+            return ClaimError::Corrupt {
+                path: format!("{url} schema {schema}"),
+                reason: format!(
+                    "{message}: the store's tables were altered by hand; restore them as flakeid-postgres's README creates them"
+                ),
+            };
+        }
+        if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+            return unreachable(
+                url,
+                format!(
+                    "the server takes no writes ({message}): a standby, or a primary in read-only mode; a failover in progress ends this"
+                ),
+            );
+        }
+        if *code == SqlState::QUERY_CANCELED {
+            return unreachable(
+                url,
+                format!("a statement ran past its bound and was cancelled ({message})"),
+            );
+        }
+        return unreachable(url, format!("{message} (SQLSTATE {})", code.code()));
+    }
+    let text = chain(e);
+    if text.contains("does not allow writes") {
+        return unreachable(
+            url,
+            "no host of the URL takes writes (each is a standby or read-only): a failover in progress ends this",
+        );
+    }
+    if let Some(reason) = tls_refusal(&text) {
+        return refused(format!("{reason} ({text})"));
+    }
+    unreachable(url, text)
+}
+
+/// The error and its sources, as one line.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// What a TLS failure in an error's text means, and what to do.
+fn tls_refusal(text: &str) -> Option<&'static str> {
+    const FAILURES: [(&str, &str); 7] = [
+        (
+            "UnknownIssuer",
+            "the server's certificate is not trusted: give sslrootcert= the CA bundle that signed it",
+        ),
+        (
+            "NotValidForName",
+            "the server's certificate does not name the host in the URL: connect by a name it holds",
+        ),
+        (
+            "CertExpired",
+            "the server's certificate has expired: renew it",
+        ),
+        (
+            "invalid peer certificate",
+            "the server's certificate is not trusted: give sslrootcert= the CA bundle that signed it",
+        ),
+        (
+            "server does not support TLS",
+            "the server does not speak TLS: give sslmode=disable, or turn ssl on in the server",
+        ),
+        (
+            "CertificateRequired",
+            "the server wants a client certificate: give sslcert= and sslkey=",
+        ),
+        (
+            "UnknownCA",
+            "the server refused this client's certificate: give sslcert= one signed by a CA the server trusts",
+        ),
+    ];
+    FAILURES
+        .iter()
+        .find(|(name, _)| text.contains(name))
+        .map(|(_, what)| *what)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tls_refusal;
+
+    /// Each TLS failure rustls names says what to give; other transport errors are not
+    /// read as TLS refusals.
+    #[test]
+    fn tls_failures_say_what_to_give() {
+        for (text, says) in [
+            ("invalid peer certificate: UnknownIssuer", "sslrootcert="),
+            (
+                "error performing TLS handshake: server does not support TLS",
+                "sslmode=disable",
+            ),
+            ("received fatal alert: CertificateRequired", "sslcert="),
+        ] {
+            assert!(
+                tls_refusal(text).is_some_and(|r| r.contains(says)),
+                "{text}"
+            );
+        }
+        assert_eq!(tls_refusal("Connection refused (os error 111)"), None);
+    }
+}

@@ -1,0 +1,327 @@
+//! Claims of [flakeid](https://docs.rs/flakeid) node ids on PostgreSQL: [`PostgresStore`],
+//! a row per node id whose lease runs on the server's clock, each claim, renewal and
+//! release one statement that checks the claim's own token.
+//!
+//! ```no_run
+//! use flakeid::claim::{Claims, OpenOptions};
+//! use flakeid::claim::store::{FromUrl, StoreUrl};
+//! use flakeid::{Generator, Layout};
+//! use flakeid_postgres::PostgresStore;
+//!
+//! let url = StoreUrl::parse(
+//!     "postgres://ids@db1:5432,db2:5432/app?password-file=/run/secrets/pg&sslmode=verify-full&sslrootcert=/etc/ca.pem",
+//! )?;
+//! let store = PostgresStore::from_url(&url, &OpenOptions::default())?;
+//! let generator = Generator::builder(Layout::snowflake())
+//!     .build_claimed(Claims::new(store).namespace("orders"))?;
+//! println!("{}", generator.next_id()?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The store keeps the contract of [`ClaimStore`] (the `flakeid-testkit` conformance suite
+//! runs against a real PostgreSQL in this crate's tests).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use core::time::Duration;
+use std::string::String;
+use std::sync::Arc;
+use std::vec::Vec;
+
+use flakeid::claim::store::{
+    ClaimRequest, Claimed, FromUrl, Repaired, Runtime as Remote, StoreUrl, Ticket, Waiter,
+    unreachable,
+};
+use flakeid::claim::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions};
+use tokio_postgres::Client;
+
+mod claim;
+mod connect;
+mod errors;
+mod line;
+mod schema;
+mod settings;
+mod statements;
+
+pub use schema::{SCHEMA_VERSION, create_statements, grant_statements};
+pub use settings::DEFAULT_SCHEMA;
+
+use connect::Connector;
+use statements::Statements;
+
+/// Claims on a PostgreSQL primary.
+///
+/// Tables, in a schema (`schema=`, default `flakeid`), made by the first connect where the
+/// role may ([`create_statements`]):
+///
+/// | table | a row is | written |
+/// |---|---|---|
+/// | `nodes` | a node id of a namespace: its holder, the claim's token, when its lease ends (`expires`, the server's clock; `NULL` once released), the last reservation (Unix ns) | a claim inserts the row or takes a free one by a conditional update; a renewal and a release update it where the token is the claim's |
+/// | `namespaces` | a namespace and the layout its first claim recorded | inserted once |
+/// | `line` | a claimant waiting for a free id, in the order it began | while it waits |
+/// | `flakeid_schema` | the tables' version ([`SCHEMA_VERSION`]), checked at every connect | once |
+///
+/// **Time is the database's.** A lease ends by the server's `clock_timestamp()`, never a
+/// client's: two holders whose clocks disagree cannot both hold an id. A claim takes the
+/// lowest id of the pool that has no row, or whose row's lease ended and whose data can be
+/// read, each by one statement that checks it is still free (`INSERT ... ON CONFLICT DO
+/// NOTHING`, `UPDATE ... WHERE expires <= clock_timestamp()`), at read committed, where an
+/// update re-checks its condition on the row it locked. The claim's token is random and
+/// new; a renewal (`UPDATE ... SET reserved = GREATEST(reserved, $new) WHERE token = $mine`)
+/// and a release change nothing of a later claim, also one by the same process.
+///
+/// **Durable across a failover:** each session commits with `synchronous_commit = on`;
+/// at every connect the primary must have synchronous standbys
+/// (`synchronous_standby_names`) or no standby at all, else the store refuses, unless the
+/// URL says `replication=async` (then [`ClaimStore::warnings`] says what a failover can
+/// cost). A multi-host URL connects to the host that takes writes.
+///
+/// **Least privilege:** a role with the grants of [`grant_statements`] on tables an owner
+/// made is enough; what it lacks is named at connect.
+pub struct PostgresStore {
+    shared: Arc<Shared>,
+    remote: Remote,
+    ttl: Duration,
+    /// The bound on one attempt of a request.
+    attempt: Duration,
+    /// How many hosts the URL names.
+    hosts: usize,
+}
+
+/// What the store's requests share: the connection (made again after a failure) and
+/// the statements.
+pub(crate) struct Shared {
+    connector: Connector,
+    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    warnings: std::sync::Mutex<Vec<String>>,
+    pub(crate) sql: Statements,
+    pub(crate) url: String,
+    pub(crate) schema: String,
+    /// The lease of a claim and of a place in a line, in milliseconds.
+    pub(crate) ttl_ms: f64,
+}
+
+impl Shared {
+    /// The session, connected first if there is none.
+    async fn client(&self) -> Result<Arc<Client>, ClaimError> {
+        let mut slot = self.client.lock().await;
+        if let Some(client) = slot.as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Arc::clone(client));
+        }
+        let (client, warnings) = self.connector.connect().await?;
+        *self.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
+        let client = Arc::new(client);
+        *slot = Some(Arc::clone(&client));
+        Ok(client)
+    }
+
+    /// Drops the session: the next request connects again (to the primary of the moment).
+    async fn forget(&self) {
+        *self.client.lock().await = None;
+    }
+
+    /// `e` for this store.
+    pub(crate) fn e(&self) -> impl Fn(tokio_postgres::Error) -> ClaimError + '_ {
+        |e| errors::pg_error(&self.url, &self.schema, &e)
+    }
+}
+
+impl core::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("url", &self.shared.url)
+            .field("schema", &self.shared.schema)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The pause before the next attempt.
+const RETRY_PAUSE: Duration = Duration::from_millis(50);
+
+/// The bound on one attempt: a third of the request timeout and a fifth of the lease,
+/// whichever is shorter, at least 300 ms (and at most the timeout).
+fn attempt_bound(timeout: Duration, ttl: Duration) -> Duration {
+    (timeout / 3)
+        .min(ttl / 5)
+        .max(Duration::from_millis(300))
+        .min(timeout)
+}
+
+impl PostgresStore {
+    /// Connects as `url` says, within the options' timeout: the tables are made where
+    /// the role may and missing, then checked.
+    fn open(url: &StoreUrl, options: &OpenOptions) -> Result<PostgresStore, ClaimError> {
+        let settings = settings::Settings::from_url(url, options)?;
+        let attempt = attempt_bound(settings.timeout, settings.ttl);
+        let remote = Remote::new(settings.url.clone(), settings.timeout, "flakeid-postgres")?;
+        let shared = Arc::new(Shared {
+            connector: Connector::new(&settings, attempt)?,
+            client: tokio::sync::Mutex::new(None),
+            warnings: std::sync::Mutex::default(),
+            sql: Statements::new(&settings.schema),
+            url: settings.url.clone(),
+            schema: settings.schema.clone(),
+            ttl_ms: settings.ttl.as_secs_f64() * 1e3,
+        });
+        let store = PostgresStore {
+            shared,
+            remote,
+            ttl: settings.ttl,
+            attempt,
+            hosts: settings.hosts.len(),
+        };
+        // Connect now, so that a store that cannot be reached or refuses fails here.
+        store.run(|_, _| async { Ok(()) })?;
+        Ok(store)
+    }
+
+    /// The lease TTL.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Runs `f` with the session on the store's runtime: attempts bounded by the attempt
+    /// bound, again (on a new session) while the store cannot be reached, all within the
+    /// request timeout.
+    pub(crate) fn run<T, F>(
+        &self,
+        f: impl Fn(Arc<Shared>, Arc<Client>) -> F + Send + Sync + 'static,
+    ) -> Result<T, ClaimError>
+    where
+        T: Send + 'static,
+        F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
+    {
+        self.run_within(self.remote.timeout, f)
+    }
+
+    /// [`PostgresStore::run`] within `timeout` (at most the request timeout).
+    pub(crate) fn run_within<T, F>(
+        &self,
+        timeout: Duration,
+        f: impl Fn(Arc<Shared>, Arc<Client>) -> F + Send + Sync + 'static,
+    ) -> Result<T, ClaimError>
+    where
+        T: Send + 'static,
+        F: core::future::Future<Output = Result<T, ClaimError>> + Send + 'static,
+    {
+        let shared = Arc::clone(&self.shared);
+        let (timeout, attempt) = (timeout.min(self.remote.timeout), self.attempt);
+        self.remote.run_within(timeout, async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let bound = attempt.min(left);
+                let once = async {
+                    let client = shared.client().await?;
+                    f(Arc::clone(&shared), client).await
+                };
+                let error = match tokio::time::timeout(bound, once).await {
+                    Ok(Err(e @ ClaimError::Unreachable { .. })) => e,
+                    Ok(done) => return done,
+                    Err(_) => unreachable(&shared.url, format!("no answer within {bound:?}")),
+                };
+                shared.forget().await;
+                if tokio::time::Instant::now() + RETRY_PAUSE >= deadline {
+                    return Err(error);
+                }
+                tokio::time::sleep(RETRY_PAUSE).await;
+            }
+        })
+    }
+}
+
+impl FromUrl for PostgresStore {
+    /// `postgres://[ROLE@]HOST[:PORT][,HOST[:PORT]...]/DB[?QUERY]` (or `postgresql://`);
+    /// the query: `schema`, `sslmode` (`disable` or `verify-full`), `sslrootcert`,
+    /// `sslcert`, `sslkey` (or `ca`, `cert`, `key`), `user`, `password-file`,
+    /// `target_session_attrs=read-write`, `replication` (`sync` or `async`),
+    /// `application_name`; over the access of `options`.
+    fn from_url(url: &StoreUrl, options: &OpenOptions) -> Result<PostgresStore, ClaimError> {
+        PostgresStore::open(url, options)
+    }
+}
+
+impl ClaimStore for PostgresStore {
+    fn url(&self) -> String {
+        self.shared.url.clone()
+    }
+
+    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
+        self.claim(request)
+    }
+
+    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
+        self.renew(claimed, reserved_until_unix_ns)
+    }
+
+    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
+        self.release(claimed, reserved_until_unix_ns)
+    }
+
+    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
+        self.list(namespace)
+    }
+
+    fn lease_ttl(&self) -> Option<Duration> {
+        Some(self.ttl)
+    }
+
+    /// With more than one host: two attempts (the first, on the host that stopped
+    /// answering, timed out) and the pause between them. The promotion of a standby
+    /// itself is the operator's (or Patroni's) to bound: a holder whose renewals fail past
+    /// its window stops minting, and renews again once a primary answers, if nobody took
+    /// its id meanwhile.
+    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
+        (self.hosts > 1).then(|| 2 * attempt_bound(self.remote.timeout, ttl) + RETRY_PAUSE)
+    }
+
+    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
+        self.bind_layout(namespace, layout)
+    }
+
+    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
+        self.namespaces()
+    }
+
+    fn repair(
+        &self,
+        namespace: &str,
+        node: u64,
+        reserved_until_unix_ns: u64,
+    ) -> Result<Repaired, ClaimError> {
+        self.repair(namespace, node, reserved_until_unix_ns)
+    }
+
+    /// A row per waiter in `line`, numbered in the order the rows were made; a dead
+    /// waiter's row lapses with its lease (the TTL).
+    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
+        self.join_line(namespace, instance).map(Some)
+    }
+
+    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
+        self.line(namespace)
+    }
+
+    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
+        self.stay_in_line(ticket)
+    }
+
+    fn leave_line(&self, ticket: &Ticket) {
+        self.leave_line(ticket);
+    }
+
+    /// What the primary's replication risks, where the URL accepted it
+    /// (`replication=async`).
+    fn warnings(&self) -> Vec<String> {
+        self.shared
+            .warnings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,244 @@
+//! The store's tables: made where the role may and they are missing, their version and
+//! shape checked at every connect, the privileges the role needs checked by name.
+
+use std::string::String;
+use std::vec::Vec;
+
+use flakeid::claim::ClaimError;
+use tokio_postgres::Client;
+
+use crate::errors::pg_error;
+
+/// The version of the tables this build reads and writes, stored in `flakeid_schema`.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The statements that make the tables of version [`SCHEMA_VERSION`] in `schema`, as an
+/// owner would run them (the README prints them).
+pub fn create_statements(schema: &str) -> String {
+    format!(
+        "CREATE SCHEMA IF NOT EXISTS {schema};
+CREATE TABLE IF NOT EXISTS {schema}.flakeid_schema (version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS {schema}.namespaces (
+    namespace text PRIMARY KEY,
+    layout text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {schema}.nodes (
+    namespace text NOT NULL,
+    node bigint NOT NULL,
+    holder text,
+    token bigint NOT NULL,
+    expires timestamptz,
+    reserved bigint,
+    PRIMARY KEY (namespace, node)
+);
+CREATE TABLE IF NOT EXISTS {schema}.line (
+    place bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace text NOT NULL,
+    instance text NOT NULL,
+    expires timestamptz NOT NULL
+);
+INSERT INTO {schema}.flakeid_schema (version)
+    SELECT {SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM {schema}.flakeid_schema);"
+    )
+}
+
+/// The grants a role needs on the tables of `schema` (the README prints them).
+pub fn grant_statements(schema: &str, role: &str) -> String {
+    format!(
+        "GRANT USAGE ON SCHEMA {schema} TO {role};
+GRANT SELECT ON {schema}.flakeid_schema TO {role};
+GRANT SELECT, INSERT ON {schema}.namespaces TO {role};
+GRANT SELECT, INSERT, UPDATE ON {schema}.nodes TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.line TO {role};"
+    )
+}
+
+/// Each table's columns and their types (as `information_schema` names them).
+const COLUMNS: &[(&str, &[(&str, &str)])] = &[
+    ("flakeid_schema", &[("version", "integer")]),
+    ("namespaces", &[("namespace", "text"), ("layout", "text")]),
+    (
+        "nodes",
+        &[
+            ("namespace", "text"),
+            ("node", "bigint"),
+            ("holder", "text"),
+            ("token", "bigint"),
+            ("expires", "timestamp with time zone"),
+            ("reserved", "bigint"),
+        ],
+    ),
+    (
+        "line",
+        &[
+            ("place", "bigint"),
+            ("namespace", "text"),
+            ("instance", "text"),
+            ("expires", "timestamp with time zone"),
+        ],
+    ),
+];
+
+/// The privileges the store uses on each table.
+const PRIVILEGES: &[(&str, &[&str])] = &[
+    ("flakeid_schema", &["SELECT"]),
+    ("namespaces", &["SELECT", "INSERT"]),
+    ("nodes", &["SELECT", "INSERT", "UPDATE"]),
+    ("line", &["SELECT", "INSERT", "UPDATE", "DELETE"]),
+];
+
+/// Makes the tables where they are missing and the role may (one maker at a time, under
+/// an advisory lock), then checks their version, their columns and the role's privileges.
+pub async fn ensure(client: &mut Client, url: &str, schema: &str) -> Result<(), ClaimError> {
+    let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+    let found: Option<String> = client
+        .query_one(
+            "SELECT to_regclass($1)::text",
+            &[&format!("{schema}.flakeid_schema")],
+        )
+        .await
+        .map_err(e)?
+        .get(0);
+    if found.is_none() {
+        create(client, url, schema).await?;
+    }
+    let corrupt = |reason: String| ClaimError::Corrupt {
+        path: format!("{url} schema {schema}"),
+        reason,
+    };
+    let versions: Vec<i32> = client
+        .query(&format!("SELECT version FROM {schema}.flakeid_schema"), &[])
+        .await
+        .map_err(e)?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    match versions.as_slice() {
+        [SCHEMA_VERSION] => {}
+        [v] if *v > SCHEMA_VERSION => {
+            return Err(corrupt(format!(
+                "the tables are of version {v}, newer than this build's {SCHEMA_VERSION}: upgrade flakeid"
+            )));
+        }
+        [v] => {
+            return Err(corrupt(format!(
+                "the tables are of version {v}, older than this build's {SCHEMA_VERSION}: migrate them as the CHANGELOG says"
+            )));
+        }
+        other => {
+            return Err(corrupt(format!(
+                "{schema}.flakeid_schema holds {} rows, not one version: restore it as flakeid-postgres's README creates it",
+                other.len()
+            )));
+        }
+    }
+    check_columns(client, url, schema).await?;
+    check_privileges(client, url, schema).await
+}
+
+/// Makes the tables in one transaction, under an advisory lock so that two first
+/// connects do not race; a role that may not is told what an owner must run.
+async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), ClaimError> {
+    let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+    let tx = client.transaction().await.map_err(e)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('flakeid-postgres schema ' || $1))",
+        &[&schema],
+    )
+    .await
+    .map_err(e)?;
+    match tx.batch_execute(&create_statements(schema)).await {
+        Ok(()) => tx.commit().await.map_err(e),
+        Err(err)
+            if err.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) =>
+        {
+            Err(ClaimError::Refused {
+                store: url.into(),
+                reason: format!(
+                    "the schema {schema} has no flakeid tables and this role may not make them ({}): have an owner run the statements in flakeid-postgres's README (or connect once as a role that may), then grant this role what it needs",
+                    err.as_db_error()
+                        .map_or("permission denied", |d| d.message())
+                ),
+            })
+        }
+        Err(err) => Err(e(err)),
+    }
+}
+
+/// Every column the store uses is there with its type.
+async fn check_columns(client: &Client, url: &str, schema: &str) -> Result<(), ClaimError> {
+    let rows = client
+        .query(
+            "SELECT table_name::text, column_name::text, data_type::text \
+             FROM information_schema.columns WHERE table_schema = $1",
+            &[&schema],
+        )
+        .await
+        .map_err(|e| pg_error(url, schema, &e))?;
+    let found: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let mut wrong = Vec::new();
+    for (table, columns) in COLUMNS {
+        for (column, kind) in *columns {
+            let there = found
+                .iter()
+                .find(|(t, c, _)| t == table && c == column)
+                .map(|(_, _, k)| k.as_str());
+            match there {
+                Some(k) if k == *kind => {}
+                Some(k) => wrong.push(format!("{table}.{column} is {k}, not {kind}")),
+                None => wrong.push(format!("{table}.{column} is missing")),
+            }
+        }
+    }
+    if wrong.is_empty() {
+        return Ok(());
+    }
+    Err(ClaimError::Corrupt {
+        path: format!("{url} schema {schema}"),
+        reason: format!(
+            "the tables were altered by hand ({}): restore them as flakeid-postgres's README creates them",
+            wrong.join("; ")
+        ),
+    })
+}
+
+/// The role holds every privilege the store uses; else a refusal naming the missing ones
+/// and the grants.
+async fn check_privileges(client: &Client, url: &str, schema: &str) -> Result<(), ClaimError> {
+    let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+    let mut missing = Vec::new();
+    for (table, privileges) in PRIVILEGES {
+        for privilege in *privileges {
+            let held: bool = client
+                .query_one(
+                    "SELECT has_table_privilege($1, $2)",
+                    &[&format!("{schema}.{table}"), privilege],
+                )
+                .await
+                .map_err(e)?
+                .get(0);
+            if !held {
+                missing.push(format!("{privilege} on {schema}.{table}"));
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let role: String = client
+        .query_one("SELECT current_user::text", &[])
+        .await
+        .map_err(e)?
+        .get(0);
+    Err(ClaimError::Refused {
+        store: url.into(),
+        reason: format!(
+            "the role {role} lacks {}: have an owner run `{}`",
+            missing.join(", "),
+            grant_statements(schema, &role).replace('\n', " ")
+        ),
+    })
+}

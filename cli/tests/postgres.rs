@@ -178,3 +178,69 @@ fn a_failover_to_the_synchronous_standby_costs_no_duplicate() {
         "{listed:?}"
     );
 }
+
+/// A holder cut off from the database (a partition: its bytes held in the proxy, nothing
+/// closed) past its lease: it stops at its fence; a second holder, not cut off, takes the
+/// id once the server's clock ends the first one's lease, and mints; then the partition
+/// heals, the first holder's held-up renewals land late and change nothing, and it exits
+/// with "claim lost". No ID twice; every ID of the second after every ID of the first.
+#[test]
+fn a_partitioned_holder_stops_at_its_fence_and_its_late_writes_change_nothing() {
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("partition") else {
+        return;
+    };
+    let proxy = flakeid_fleet::proxy::Proxy::start(pg.port);
+    let direct = pg.url();
+    let cut = direct.replacen(&format!(":{}", pg.port), &format!(":{}", proxy.port), 1);
+    let args = |instance: &'static str, n: &'static str| {
+        vec![
+            "--nodes",
+            "0..1",
+            "--window",
+            "1s",
+            "--ttl",
+            "3s",
+            "--max-wait",
+            "30s",
+            "--pool-wait",
+            "30s",
+            "-n",
+            n,
+            "--rate",
+            "300",
+            "--instance",
+            instance,
+        ]
+    };
+    let a = spawn(&gen_args(&cut, "partition", &args("A", "1000000")));
+    assert_eq!(a.claimed_node(), 0);
+    a.wait_for_ids(100);
+    proxy.set_blackholed(true);
+    let b = spawn(&gen_args(&direct, "partition", &args("B", "600")));
+    assert_eq!(b.claimed_node(), 0, "B never took the id");
+    let (status_b, ids_b) = b.finish(Duration::from_secs(60));
+    assert!(status_b.success());
+    proxy.set_blackholed(false);
+    let lost = a.line(Duration::from_secs(30));
+    assert!(lost.contains("claim lost"), "{lost}");
+    let (status_a, ids_a) = a.finish(Duration::from_secs(30));
+    assert_eq!(status_a.code(), Some(2));
+    let layout = flakeid::Layout::snowflake();
+    let tick = |id: &u64| layout.decompose(*id).unwrap().ticks;
+    let last_a = ids_a.iter().map(tick).max().unwrap();
+    let first_b = ids_b.iter().map(tick).min().unwrap();
+    assert!(
+        last_a < first_b,
+        "A minted tick {last_a}, B started at {first_b}"
+    );
+    let listed = flakeid_stores::open(&direct, &OpenOptions::default())
+        .unwrap()
+        .list("partition")
+        .unwrap();
+    assert_eq!(listed[0].state, NodeState::Released, "{listed:?}");
+    assert!(
+        listed[0].reserved_until_unix_ns >= layout.unix_ns_of(first_b).unwrap() as u64,
+        "a late write of A lowered B's reservation: {listed:?}"
+    );
+}

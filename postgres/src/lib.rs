@@ -139,6 +139,9 @@ impl core::fmt::Debug for PostgresStore {
 /// The pause before the next attempt.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
 
+/// The least time worth another attempt: less is left to the last error.
+const MIN_ATTEMPT: Duration = Duration::from_millis(100);
+
 /// The bound on one attempt: a third of the request timeout and a fifth of the lease,
 /// whichever is shorter, at least 300 ms (and at most the timeout).
 fn attempt_bound(timeout: Duration, ttl: Duration) -> Duration {
@@ -208,7 +211,12 @@ impl PostgresStore {
         let shared = Arc::clone(&self.shared);
         let (timeout, attempt) = (timeout.min(self.remote.timeout), self.attempt);
         self.remote.run_within(timeout, async move {
-            let deadline = tokio::time::Instant::now() + timeout;
+            // A little inside the runtime's own bound, so that this loop's error is the one
+            // returned.
+            let deadline = tokio::time::Instant::now() + timeout.saturating_sub(RETRY_PAUSE);
+            // What the store last answered: an attempt cut short by the deadline does not
+            // hide it behind "no answer".
+            let mut answered: Option<ClaimError> = None;
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let bound = attempt.min(left);
@@ -219,12 +227,15 @@ impl PostgresStore {
                 let error = match tokio::time::timeout(bound, once).await {
                     Ok(Err(e @ ClaimError::Unreachable { .. })) => e,
                     Ok(done) => return done,
-                    Err(_) => unreachable(&shared.url, format!("no answer within {bound:?}")),
+                    Err(_) => answered.take().unwrap_or_else(|| {
+                        unreachable(&shared.url, format!("no answer within {bound:?}"))
+                    }),
                 };
                 shared.forget().await;
-                if tokio::time::Instant::now() + RETRY_PAUSE >= deadline {
+                if tokio::time::Instant::now() + RETRY_PAUSE + MIN_ATTEMPT >= deadline {
                     return Err(error);
                 }
+                answered = Some(error);
                 tokio::time::sleep(RETRY_PAUSE).await;
             }
         })

@@ -53,8 +53,8 @@ fn a_lost_reply_to_a_renewal_does_not_lose_the_claim() {
 }
 
 /// The database paused (`SIGSTOP`) past the holders' window and lease, then continued:
-/// two holders stop minting at their fences while it sleeps, and go on after; no ID twice,
-/// each holder's IDs in order.
+/// two holders mint nothing past their fences while it sleeps, and go on after; no ID
+/// twice, each holder's IDs in order.
 #[test]
 fn the_database_paused_under_two_holders_costs_no_duplicate() {
     let _one = fleet::one_at_a_time();
@@ -82,15 +82,41 @@ fn the_database_paused_under_two_holders_costs_no_duplicate() {
     for h in &holders {
         h.wait_for_ids(100);
     }
-    pg.process.signal("STOP");
+    let now_ns = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+    };
+    let stopped_at = now_ns();
+    pg.signal_all("STOP");
+    // The fault's length (past the window and the lease), not an order between processes.
     std::thread::sleep(Duration::from_secs(6));
-    pg.process.signal("CONT");
+    let continued_at = now_ns();
+    pg.signal_all("CONT");
+    let layout = flakeid::Layout::snowflake();
+    // Nothing is minted past the reservations stored before the pause (at most a window
+    // ahead of it) until the database answers again.
+    let fence = stopped_at + 1_000_000_000;
     let mut all = Vec::new();
     for h in holders {
         let (status, ids) = h.finish(Duration::from_secs(60));
         assert!(status.success(), "a holder did not finish after the pause");
         assert_eq!(ids.len(), 2000);
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        let past_fence = ids
+            .iter()
+            .map(|&id| {
+                layout
+                    .unix_ns_of(layout.decompose(id).unwrap().ticks)
+                    .unwrap() as u64
+            })
+            .filter(|&t| t >= fence && t < continued_at)
+            .count();
+        assert_eq!(
+            past_fence, 0,
+            "IDs minted past the fence while the database slept"
+        );
         all.extend(ids);
     }
     let count = all.len();

@@ -2,18 +2,23 @@
 //! proxy can sit in front of: the proxy resets the connection right after forwarding a
 //! request that carries the store's marker, so the write lands and its answer does not.
 
+use std::sync::Arc;
+
 use crate::proxy::Proxy;
 use crate::server::Open;
 
 use flakeid::claim::store::ClaimRequest;
-use flakeid::claim::{ClaimErrorKind, NodeState, OpenOptions};
+use flakeid::claim::{ClaimErrorKind, ClaimStore, NodeState, OpenOptions};
 
 /// 2027-01-15T08:00:00Z.
 const T: u64 = 1_800_000_000_000_000_000;
 
-/// `url` with its port `port` replaced by the proxy's.
-fn through(url: &str, port: u16, proxy: &Proxy) -> String {
-    url.replacen(&format!(":{port}"), &format!(":{}", proxy.port), 1)
+/// A proxy to the server on `port`, and the store at `url` opened through it.
+fn behind_proxy(open: Open, url: &str, port: u16) -> (Proxy, Arc<dyn ClaimStore>) {
+    let proxy = Proxy::start(port);
+    let through = url.replacen(&format!(":{port}"), &format!(":{}", proxy.port), 1);
+    let store = open(&through, &OpenOptions::default()).unwrap();
+    (proxy, store)
 }
 
 /// A claim whose reply was lost (the connection reset right after the store applied it,
@@ -26,8 +31,7 @@ pub fn a_lost_reply_to_a_claim_takes_the_claim_it_made(
     port: u16,
     marker: &[u8],
 ) {
-    let proxy = Proxy::start(port);
-    let store = open(&through(url, port, &proxy), &OpenOptions::default()).unwrap();
+    let (proxy, store) = behind_proxy(open, url, port);
     let request = ClaimRequest {
         namespace: "lostclaim",
         pool: 0..4,
@@ -69,8 +73,7 @@ pub fn a_lost_reply_to_a_renewal_does_not_lose_the_claim(
     port: u16,
     marker: &[u8],
 ) {
-    let proxy = Proxy::start(port);
-    let store = open(&through(url, port, &proxy), &OpenOptions::default()).unwrap();
+    let (proxy, store) = behind_proxy(open, url, port);
     let request = ClaimRequest {
         namespace: "lost",
         pool: 0..1,

@@ -87,8 +87,7 @@ impl Postgres {
         if !postgres_available(name) {
             return None;
         }
-        let server = Postgres::init(Process::new("postgres", name), conf);
-        let mut server = server;
+        let mut server = Postgres::init(Process::new("postgres", name), conf);
         server.launch();
         Some(server)
     }
@@ -261,7 +260,7 @@ impl Postgres {
     /// `standby`), started and answering.
     pub fn standby(&self, name: &str) -> Postgres {
         let process = Process::new("postgres", &format!("{name}-standby"));
-        let standby = Postgres {
+        let mut standby = Postgres {
             port: free_port(),
             password_file: process.dir.join("superuser.password"),
             bin: self.bin.clone(),
@@ -284,9 +283,41 @@ impl Postgres {
         assert!(status.success(), "pg_basebackup failed");
         // Promoted, it has no standby of its own: its commits wait for none.
         standby.configure("synchronous_standby_names = ''");
-        let mut standby = standby;
         standby.launch();
         standby
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`) to the whole server: the postmaster and every
+    /// process it started (the backends that serve the open sessions, the WAL writer, ...).
+    /// The postmaster alone, stopped, would leave the open sessions served.
+    pub fn signal_all(&self, signal: &str) {
+        let postmaster = self.process.pid().expect("a running server");
+        let children: Vec<u32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                // `/proc/PID/stat`: `PID (COMM) STATE PPID ...`; COMM may hold spaces.
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|stat| {
+                        let after = &stat[stat.rfind(')')? + 1..];
+                        after.split_whitespace().nth(1)?.parse::<u32>().ok()
+                    })
+                    == Some(postmaster)
+            })
+            .collect();
+        // Stopped first, so that it starts nothing; continued last.
+        let mut all = vec![postmaster];
+        all.extend(children);
+        if signal == "CONT" {
+            all.reverse();
+        }
+        for pid in all {
+            let _ = Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(pid.to_string())
+                .status();
+        }
     }
 
     /// Promotes a standby to primary, and waits (bounded) until it takes writes.

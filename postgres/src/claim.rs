@@ -67,19 +67,10 @@ impl PostgresStore {
                     client: &client,
                     namespace: &namespace,
                     instance: &instance,
+                    pool,
                     token,
                 };
-                claim.once(lo, hi).await.map_err(|e| match e {
-                    ClaimError::PoolFull { held, corrupt, .. } => ClaimError::PoolFull {
-                        namespace: namespace.clone(),
-                        pool: pool.clone(),
-                        held,
-                        waited: core::time::Duration::ZERO,
-                        corrupt,
-                        wanted: 1,
-                    },
-                    e => e,
-                })
+                claim.once(lo, hi).await
             }
         })
     }
@@ -303,6 +294,8 @@ struct Claim<'a> {
     client: &'a Client,
     namespace: &'a str,
     instance: &'a str,
+    /// The pool as asked, for a full pool's error.
+    pool: core::ops::Range<u64>,
     token: i64,
 }
 
@@ -315,8 +308,8 @@ struct Row {
 }
 
 impl Claim<'_> {
-    /// Reads the pool's rows, then tries the ids lowest first: `PoolFull` (its namespace
-    /// and pool filled in by the caller) when none could be taken.
+    /// Reads the pool's rows, then tries the ids lowest first: `PoolFull` when none could
+    /// be taken.
     async fn once(&self, lo: i64, hi: i64) -> Result<Claimed, ClaimError> {
         let (shared, client) = (self.shared, self.client);
         let e = shared.e();
@@ -371,8 +364,8 @@ impl Claim<'_> {
             }
         }
         Err(ClaimError::PoolFull {
-            namespace: String::new(),
-            pool: 0..0,
+            namespace: self.namespace.into(),
+            pool: self.pool.clone(),
             held,
             waited: core::time::Duration::ZERO,
             corrupt,

@@ -253,15 +253,12 @@ fn redact(url: &str) -> String {
         return format!("{base}{query}");
     };
     let end = base[start..].find('/').map_or(base.len(), |i| start + i);
-    match base[start..end].rfind('@') {
-        Some(at) if base[start..start + at].contains(':') => {
-            let user = &base[start..start + at]
-                .split(':')
-                .next()
-                .unwrap_or_default();
-            format!("{}{user}:…{}{query}", &base[..start], &base[start + at..])
-        }
-        _ => format!("{base}{query}"),
+    let Some(at) = base[start..end].rfind('@').map(|i| start + i) else {
+        return format!("{base}{query}");
+    };
+    match base[start..at].split_once(':') {
+        Some((user, _)) => format!("{}{user}:…{}{query}", &base[..start], &base[at..]),
+        None => format!("{base}{query}"),
     }
 }
 

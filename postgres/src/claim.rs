@@ -326,8 +326,18 @@ impl Claim<'_> {
             })
             .collect();
         if let Some(mine) = rows.iter().find(|r| r.token == self.token) {
-            // An earlier attempt took it and its reply was lost.
-            return self.claimed(mine.node, mine.reserved);
+            // An earlier attempt took it and its reply was lost (or was not trusted): a
+            // write of its own, committed as every write is, before the row counts.
+            let kept = client
+                .query_opt(
+                    &shared.sql.keep,
+                    &[&self.namespace, &mine.node, &self.token, &shared.ttl_ms],
+                )
+                .await
+                .map_err(&e)?;
+            if let Some(kept) = kept {
+                return self.claimed(mine.node, kept.get(0));
+            }
         }
         let (mut held, mut corrupt) = (0, Vec::new());
         let mut rows = rows.iter().peekable();

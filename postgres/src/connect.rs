@@ -1,6 +1,7 @@
 //! A connection to the primary: TLS, the session's settings, the tables checked, and what
 //! the primary's replication promises of a committed reservation.
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use std::string::String;
 use std::sync::Arc;
@@ -9,12 +10,35 @@ use std::vec::Vec;
 use flakeid::claim::ClaimError;
 use flakeid::claim::store::read_pem;
 use tokio_postgres::config::{SslMode, TargetSessionAttrs};
+use tokio_postgres::error::Severity;
 use tokio_postgres::tls::MakeTlsConnect;
-use tokio_postgres::{Client, Config, NoTls, Socket};
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Socket};
 
 use crate::errors::pg_error;
 use crate::schema;
 use crate::settings::{Replication, Settings, Tls};
+
+/// A session on the primary.
+pub(crate) struct Session {
+    /// The client of the session.
+    pub(crate) client: Arc<Client>,
+    /// How many warnings the server sent (as it does when a commit's wait for a
+    /// synchronous standby is cancelled: the write is committed on the primary, maybe not
+    /// on the standby).
+    warnings: Arc<AtomicU64>,
+    /// `synchronous_standby_names` on the primary: the standbys each commit waits for.
+    pub(crate) standby_names: String,
+}
+
+impl Session {
+    /// How many warnings the server sent so far. A request whose statements all returned
+    /// between two readings that differ may have written on the primary only, so its
+    /// success is not to be trusted (a request made at the same time is not trusted
+    /// either: the count does not say whose statement was warned about).
+    pub(crate) fn warnings(&self) -> u64 {
+        self.warnings.load(Ordering::Acquire)
+    }
+}
 
 /// How a connection is made: the client's configuration and TLS, built once.
 pub(crate) struct Connector {
@@ -65,12 +89,13 @@ impl Connector {
 
     /// A new session on the primary, its settings made, its tables checked; and the
     /// warnings of what the primary's replication risks.
-    pub(crate) async fn connect(&self) -> Result<(Client, Vec<String>), ClaimError> {
+    pub(crate) async fn connect(&self) -> Result<(Session, Vec<String>), ClaimError> {
         let (url, schema) = (&self.settings.url, &self.settings.schema);
         let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+        let warnings = Arc::new(AtomicU64::new(0));
         let mut client = match &self.tls {
-            Some(tls) => open(&self.config, tls.clone()).await,
-            None => open(&self.config, NoTls).await,
+            Some(tls) => open(&self.config, tls.clone(), Arc::clone(&warnings)).await,
+            None => open(&self.config, NoTls, Arc::clone(&warnings)).await,
         }
         .map_err(e)?;
         // Each reservation is committed where a failover keeps it (the standby's
@@ -89,14 +114,20 @@ impl Connector {
             ))
             .await
             .map_err(e)?;
-        let warnings = self.replication(&client).await?;
+        let (risks, standby_names) = self.replication(&client).await?;
         schema::ensure(&mut client, url, schema).await?;
-        Ok((client, warnings))
+        let session = Session {
+            client: Arc::new(client),
+            warnings,
+            standby_names,
+        };
+        Ok((session, risks))
     }
 
     /// Whether a committed reservation survives a failover: synchronous standbys, or no
     /// standby at all; asynchronous ones only with `replication=async`, with a warning.
-    async fn replication(&self, client: &Client) -> Result<Vec<String>, ClaimError> {
+    /// With the warnings, `synchronous_standby_names`.
+    async fn replication(&self, client: &Client) -> Result<(Vec<String>, String), ClaimError> {
         let (url, schema) = (&self.settings.url, &self.settings.schema);
         let row = client
             .query_one(
@@ -114,13 +145,13 @@ impl Connector {
             ));
         }
         if !names.trim().is_empty() || standbys == 0 {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), names));
         }
         let risk = format!(
             "{url}: the primary streams to {standbys} standby(s) asynchronously (synchronous_standby_names is empty): a failover to one of them can lose the last renewals, and a holder there may then start below IDs the old holder minted (as far back as one window). Name them in synchronous_standby_names to close this"
         );
         match self.settings.replication {
-            Replication::Asynchronous => Ok(vec![risk]),
+            Replication::Asynchronous => Ok((vec![risk], names)),
             Replication::Synchronous => Err(ClaimError::Refused {
                 store: url.clone(),
                 reason: format!("{risk}, or add replication=async to the URL to accept it"),
@@ -129,19 +160,32 @@ impl Connector {
     }
 }
 
-/// Connects by `config` over `tls`, the connection driven by a task of its own.
-async fn open<T>(config: &Config, tls: T) -> Result<Client, tokio_postgres::Error>
+/// Connects by `config` over `tls`, the connection driven by a task of its own, which
+/// counts in `warnings` each warning the server sends.
+async fn open<T>(
+    config: &Config,
+    tls: T,
+    warnings: Arc<AtomicU64>,
+) -> Result<Client, tokio_postgres::Error>
 where
     T: MakeTlsConnect<Socket> + Send + 'static,
     T::Stream: Send + 'static,
     T::TlsConnect: Send,
     <T::TlsConnect as tokio_postgres::tls::TlsConnect<Socket>>::Future: Send,
 {
-    let (client, connection) = config.connect(tls).await?;
+    let (client, mut connection) = config.connect(tls).await?;
     tokio::spawn(async move {
         // The connection ends with an error or a close: the client's next request says
-        // so, and the store connects again.
-        let _ = connection.await;
+        // so, and the store connects again. A notice is handed over before the messages
+        // after it, so it is counted before the statement it came with returns.
+        while let Some(Ok(message)) = core::future::poll_fn(|cx| connection.poll_message(cx)).await
+        {
+            if let AsyncMessage::Notice(notice) = message
+                && notice.parsed_severity() == Some(Severity::Warning)
+            {
+                warnings.fetch_add(1, Ordering::Release);
+            }
+        }
     });
     Ok(client)
 }

@@ -46,7 +46,7 @@ mod statements;
 pub use schema::{SCHEMA_VERSION, create_statements, grant_statements};
 pub use settings::DEFAULT_SCHEMA;
 
-use connect::Connector;
+use connect::{Connector, Session};
 use statements::Statements;
 
 /// Claims on a PostgreSQL primary.
@@ -92,8 +92,10 @@ pub struct PostgresStore {
 /// the statements.
 pub(crate) struct Shared {
     connector: Connector,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    client: tokio::sync::Mutex<Option<Arc<Session>>>,
     warnings: std::sync::Mutex<Vec<String>>,
+    /// `synchronous_standby_names` on the primary last connected to.
+    standby_names: std::sync::Mutex<String>,
     pub(crate) sql: Statements,
     pub(crate) url: String,
     pub(crate) schema: String,
@@ -103,16 +105,37 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// The session, connected first if there is none.
-    async fn client(&self) -> Result<Arc<Client>, ClaimError> {
+    async fn session(&self) -> Result<Arc<Session>, ClaimError> {
         let mut slot = self.client.lock().await;
-        if let Some(client) = slot.as_ref().filter(|c| !c.is_closed()) {
-            return Ok(Arc::clone(client));
+        if let Some(session) = slot.as_ref().filter(|s| !s.client.is_closed()) {
+            return Ok(Arc::clone(session));
         }
-        let (client, warnings) = self.connector.connect().await?;
+        let (session, warnings) = self.connector.connect().await?;
         *self.warnings.lock().unwrap_or_else(|p| p.into_inner()) = warnings;
-        let client = Arc::new(client);
-        *slot = Some(Arc::clone(&client));
-        Ok(client)
+        self.standby_names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone_from(&session.standby_names);
+        let session = Arc::new(session);
+        *slot = Some(Arc::clone(&session));
+        Ok(session)
+    }
+
+    /// `error`, the last of a request that ran out of time, with what the primary's
+    /// commits wait for where that may be why.
+    fn last(&self, error: ClaimError) -> ClaimError {
+        let names = self.standby_names.lock().unwrap_or_else(|p| p.into_inner());
+        match error {
+            ClaimError::Unreachable { store, reason } if !names.trim().is_empty() => {
+                ClaimError::Unreachable {
+                    store,
+                    reason: format!(
+                        "{reason} (each commit waits for a synchronous standby of synchronous_standby_names = '{names}': is one connected and streaming?)"
+                    ),
+                }
+            }
+            other => other,
+        }
     }
 
     /// Drops the session: the next request connects again (to the primary of the moment).
@@ -135,6 +158,9 @@ impl core::fmt::Debug for PostgresStore {
             .finish_non_exhaustive()
     }
 }
+
+/// Why an attempt the server warned about is not trusted.
+const UNREPLICATED: &str = "the server warned during the request (as when a commit's wait for the synchronous standby is cancelled: committed on the primary, maybe not on the standby), so its answer is not trusted";
 
 /// The pause before the next attempt.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
@@ -162,6 +188,7 @@ impl PostgresStore {
             connector: Connector::new(&settings, attempt)?,
             client: tokio::sync::Mutex::new(None),
             warnings: std::sync::Mutex::default(),
+            standby_names: std::sync::Mutex::default(),
             sql: Statements::new(&settings.schema),
             url: settings.url.clone(),
             schema: settings.schema.clone(),
@@ -221,8 +248,13 @@ impl PostgresStore {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
                 let bound = attempt.min(left);
                 let once = async {
-                    let client = shared.client().await?;
-                    f(Arc::clone(&shared), client).await
+                    let session = shared.session().await?;
+                    let warnings = session.warnings();
+                    let done = f(Arc::clone(&shared), Arc::clone(&session.client)).await;
+                    if session.warnings() != warnings {
+                        return Err(unreachable(&shared.url, UNREPLICATED));
+                    }
+                    done
                 };
                 let error = match tokio::time::timeout(bound, once).await {
                     Ok(Err(e @ ClaimError::Unreachable { .. })) => e,
@@ -233,7 +265,7 @@ impl PostgresStore {
                 };
                 shared.forget().await;
                 if tokio::time::Instant::now() + RETRY_PAUSE + MIN_ATTEMPT >= deadline {
-                    return Err(error);
+                    return Err(shared.last(error));
                 }
                 answered = Some(error);
                 tokio::time::sleep(RETRY_PAUSE).await;

@@ -20,6 +20,9 @@ pub(crate) struct Statements {
     /// `$1` namespace, `$2` node, `$3` token, `$4` reservation, `$5` ttl: the larger
     /// reservation and a new lease, where the token is the claim's and it was not released.
     pub renew: String,
+    /// `$1` namespace, `$2` node, `$3` token, `$4` ttl: a new lease, where the token is the
+    /// claim's and it was not released; returns the stored reservation.
+    pub keep: String,
     /// `$1` namespace, `$2` node, `$3` token, `$4` reservation: the final reservation, the
     /// lease ended, where the token is the claim's.
     pub release: String,
@@ -55,7 +58,9 @@ pub(crate) struct Statements {
 
 impl Statements {
     pub(crate) fn new(s: &str) -> Statements {
-        let lease = "clock_timestamp() + $5::float8 * interval '1 millisecond'";
+        let lease_of =
+            |ttl: &str| format!("clock_timestamp() + {ttl}::float8 * interval '1 millisecond'");
+        let lease = lease_of("$5");
         let readable = "(reserved IS NULL OR reserved >= 0)";
         Statements {
             pool: format!(
@@ -76,6 +81,12 @@ impl Statements {
                 "UPDATE {s}.nodes SET reserved = GREATEST(COALESCE(reserved, 0), $4), expires = {lease} \
                  WHERE namespace = $1 AND node = $2 AND token = $3 AND expires IS NOT NULL AND {readable} \
                  RETURNING reserved"
+            ),
+            keep: format!(
+                "UPDATE {s}.nodes SET expires = {lease} \
+                 WHERE namespace = $1 AND node = $2 AND token = $3 AND expires IS NOT NULL AND {readable} \
+                 RETURNING reserved",
+                lease = lease_of("$4")
             ),
             release: format!(
                 "UPDATE {s}.nodes SET reserved = $4, expires = NULL \

@@ -438,3 +438,84 @@ fn a_read_only_server_and_a_stalled_statement_are_clear_errors() {
     assert_eq!(err.kind(), ClaimErrorKind::Unavailable, "{err}");
     assert!(err.to_string().contains("takes writes"), "{err}");
 }
+
+/// A primary whose synchronous standby is named but not connected makes each commit wait
+/// for it: a write then fails closed, its message naming the setting. A commit whose wait
+/// is cancelled (`pg_cancel_backend`, as an administrator might) is on the primary only,
+/// and PostgreSQL answers it as done, with a warning: the store takes that answer as no
+/// claim, no renewal and no release. Once the standby is no longer named, the store goes
+/// on from what the primary holds.
+#[test]
+fn a_commit_the_synchronous_standby_may_lack_is_never_trusted() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+    let _one = fleet::one_at_a_time();
+    let Some(server) = Postgres::start("unreplicated") else {
+        return;
+    };
+    let options = OpenOptions::default().timeout(Duration::from_secs(3));
+    let url = StoreUrl::parse(&server.url()).unwrap();
+    let request = |instance| ClaimRequest {
+        namespace: "sync",
+        pool: 0..2,
+        instance,
+    };
+    // The tables made and an id held before the standby is named.
+    let store = PostgresStore::from_url(&url, &options).unwrap();
+    let held = store.claim(&request("a")).unwrap();
+    let name_standby = |names: &str| {
+        server.sql(
+            "postgres",
+            &format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'"),
+        );
+        server.sql("postgres", "SELECT pg_reload_conf()");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.sql("postgres", "SHOW synchronous_standby_names") != names {
+            assert!(Instant::now() < deadline, "the setting was never read");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    name_standby("absent");
+    let store = PostgresStore::from_url(&url, &options).unwrap();
+    let err = store.renew(&held, 7).unwrap_err();
+    assert_eq!(err.kind(), ClaimErrorKind::Unavailable, "{err}");
+    assert!(
+        err.to_string()
+            .contains("synchronous_standby_names = 'absent'"),
+        "{err}"
+    );
+    // Each wait cancelled as soon as it starts.
+    let (stop, cancelled) = (AtomicBool::new(false), AtomicU64::new(0));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let n = server.sql(
+                    "postgres",
+                    "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity \
+                     WHERE wait_event = 'SyncRep'",
+                );
+                cancelled.fetch_add(n.parse().unwrap(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let answers = [
+            store.claim(&request("b")).map(|_| ()),
+            store.renew(&held, 8),
+            store.release(&held, 8),
+        ];
+        stop.store(true, Ordering::Relaxed);
+        for answer in answers {
+            let err = answer.unwrap_err();
+            assert_eq!(err.kind(), ClaimErrorKind::Unavailable, "{err}");
+            assert!(err.to_string().contains("not trusted"), "{err}");
+        }
+    });
+    assert!(
+        cancelled.load(Ordering::Relaxed) > 0,
+        "no wait was cancelled"
+    );
+    name_standby("");
+    store.release(&held, 9).unwrap();
+    let next = store.claim(&request("c")).unwrap();
+    assert_eq!((next.node, next.not_before_unix_ns), (0, 9));
+}

@@ -449,140 +449,14 @@ fn a_corrupt_id_is_skipped_and_claims_lists_it() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// The repair the corrupt message offers: `claims --repair N` stores a reservation a window
-/// past now (past what was stored, where it can be read), never while the id is held; the
-/// next holder of the id starts after it, so IDs its last holder may have minted on a clock
-/// running ahead are not minted again.
+/// The repair the corrupt message offers (`flakeid_fleet::repair`), on a file store whose
+/// state file is damaged.
 #[test]
 fn claims_repair_stores_a_reservation_past_now_instead_of_a_reset() {
     let dir = temp_dir("repair-cli");
     let url = format!("file:{}", dir.display());
-    let flakeid = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    // The IDs a successful `gen` printed.
-    let minted = |out: std::process::Output| -> Vec<u64> {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| l.parse().unwrap())
-            .collect()
-    };
-    // A holder on a clock 3 s ahead mints and stops; then its state file is damaged.
-    let out = flakeid(&[
-        "gen",
-        "--claim",
-        &url,
-        "--namespace",
-        "orders",
-        "--nodes",
-        "0..1",
-        "-n",
-        "200",
-        "--clock-offset",
-        "+3s",
-    ]);
-    let before = minted(out);
-    let state = dir.join("orders/node-0.state");
-    std::fs::write(&state, b"garbage\n").unwrap();
-    let out = flakeid(&[
-        "gen",
-        "--claim",
-        &url,
-        "--namespace",
-        "orders",
-        "--nodes",
-        "0..1",
-        "-n",
-        "1",
-        "--pool-wait",
-        "0s",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    // The message offers the repair, and no longer a removal.
-    let listed = flakeid(&["claims", "--claim", &url, "--namespace", "orders"]);
-    let table = String::from_utf8_lossy(&listed.stdout);
-    assert!(table.contains("flakeid claims --repair"), "{table}");
-    assert!(!table.contains("remove it only"), "{table}");
-    // Held: refused.
-    let holder = procs::spawn(&[
-        "gen",
-        "--claim",
-        &url,
-        "--namespace",
-        "orders",
-        "--nodes",
-        "1..2",
-        "-n",
-        "100000",
-        "--rate",
-        "50",
-    ]);
-    assert_eq!(holder.claimed_node(), 1);
-    let out = flakeid(&[
-        "claims",
-        "--claim",
-        &url,
-        "--namespace",
-        "orders",
-        "--repair",
-        "1",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--repair") && stderr.contains("held by a live holder"),
-        "{stderr}"
-    );
-    drop(holder);
-    // Node 0: repaired to 4 s past now (past the 3 s the last holder ran ahead).
-    let out = flakeid(&[
-        "claims",
-        "--claim",
-        &url,
-        "--namespace",
-        "orders",
-        "--repair",
-        "0",
-        "--window",
-        "4s",
-    ]);
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        said.contains("repaired node 0") && said.contains("could not be read"),
-        "{said}"
-    );
-    let out = flakeid(&[
-        "gen",
-        "--claim",
-        &url,
-        "--namespace",
-        "orders",
-        "--nodes",
-        "0..1",
-        "-n",
-        "5",
-        "--max-wait",
-        "20s",
-    ]);
-    let after = minted(out);
-    let top = before.iter().max().unwrap();
-    assert!(
-        after.iter().all(|id| id > top),
-        "an ID at or below the last holder's {top}"
-    );
+    flakeid_fleet::repair::claims_repair_stores_a_reservation_past_now(&url, &|| {
+        std::fs::write(dir.join("orders/node-0.state"), b"garbage\n").unwrap()
+    });
     std::fs::remove_dir_all(dir).unwrap();
 }

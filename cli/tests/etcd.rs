@@ -9,7 +9,6 @@
 
 use flakeid_fleet::procs;
 use flakeid_fleet::scenarios as fleet;
-use flakeid_fleet::service;
 use flakeid_fleet::{gen_scenarios, scenarios};
 
 use std::process::Command;
@@ -426,116 +425,20 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
     assert!(!format!("{store:?} {with:?}").contains(ETCD_PASSWORD));
 }
 
-/// Secrets hygiene: the etcd password never shows, whether it came from a file, a flag's
-/// file or the environment: not in `gen`'s or `claims`' output (table and JSON), not in an
-/// error (a wrong password, a password put in the URL), not in `serve`'s log, its
-/// `/metrics` (labels included) or `/v1/layout`.
+/// Secrets hygiene (`flakeid_fleet::hygiene`): the etcd password never shows.
 #[test]
 fn the_etcd_password_shows_nowhere() {
     let _one = fleet::one_at_a_time();
     let Some(server) = SecuredEtcd::start("hygiene") else {
         return;
     };
-    let run = |args: &[&str], env: &[(&str, &str)]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_flakeid"))
-            .args(args)
-            .envs(env.iter().copied())
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), text)
-    };
-    let url = server.url();
-    let no_file = format!("{}&user=flakeid", server.tls_url());
-    let pw_file = server.password_file.display().to_string();
-    let mut all = String::new();
-    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, bool);
-    let cases: Vec<Case> = vec![
-        (
-            vec!["gen", "-n", "3", "--claim", &url, "--namespace", "h"],
-            vec![],
-            true,
-        ),
-        (
-            vec![
-                "gen",
-                "-n",
-                "3",
-                "--claim",
-                &no_file,
-                "--claim-password-file",
-                &pw_file,
-            ],
-            vec![],
-            true,
-        ),
-        (
-            vec!["gen", "-n", "3", "--claim", &no_file],
-            vec![("FLAKEID_CLAIM_PASSWORD", ETCD_PASSWORD)],
-            true,
-        ),
-        (
-            vec!["claims", "--claim", &url, "--namespace", "h"],
-            vec![],
-            true,
-        ),
-        (
-            vec!["claims", "--json", "--claim", &url, "--namespace", "h"],
-            vec![],
-            true,
-        ),
-        // Refused: a wrong password (the right one given too, in the environment, to a
-        // flag that reads a file instead), and one put in the URL.
-        (
-            vec![
-                "gen",
-                "-n",
-                "1",
-                "--claim",
-                &no_file,
-                "--claim-password-file",
-                "/dev/null",
-            ],
-            vec![("FLAKEID_CLAIM_PASSWORD", ETCD_PASSWORD)],
-            false,
-        ),
-        (
-            vec!["gen", "-n", "1", "--claim", &no_file],
-            vec![("FLAKEID_CLAIM_PASSWORD", "wrong-pw")],
-            false,
-        ),
-    ];
-    for (args, env, ok) in &cases {
-        let (success, text) = run(args, env);
-        assert_eq!(success, *ok, "{args:?}: {text}");
-        all += &text;
-    }
-    let in_url = format!("{no_file}&password={ETCD_PASSWORD}");
-    let (success, text) = run(&["gen", "-n", "1", "--claim", &in_url], &[]);
-    assert!(!success && text.contains("never goes in the URL"), "{text}");
-    all += &text;
-
-    let mut s = service::serve(
-        &["--claim", &url, "--namespace", "h", "--shards", "1"],
-        Duration::from_secs(30),
-    );
-    let c = service::client();
-    for route in ["/metrics", "/v1/layout", "/readyz"] {
-        all += &c.get(s.url(route)).send().unwrap().text().unwrap();
-    }
-    s.signal("TERM");
-    let (status, rest) = s.wait(Duration::from_secs(20));
-    assert!(status.success(), "{status:?} {rest:?}");
-    all += &format!("{:?}{rest:?}", s.before);
-    assert!(
-        all.contains("flakeid_ids_minted_total") || all.contains("flakeid_"),
-        "{all}"
-    );
-    assert!(!all.contains(ETCD_PASSWORD), "the password showed: {all}");
+    let without_password = format!("{}&user=flakeid", server.tls_url());
+    flakeid_fleet::hygiene::the_password_shows_nowhere(&flakeid_fleet::hygiene::Secured {
+        url: &server.url(),
+        without_password: &without_password,
+        password_file: &server.password_file.display().to_string(),
+        password: ETCD_PASSWORD,
+    });
 }
 
 use flakeid_fleet::stale_member;

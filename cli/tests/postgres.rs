@@ -19,6 +19,29 @@ use flakeid_fleet::scenarios::{self as fleet, Server, gen_args};
 
 scenarios!(Postgres::start, "postgres");
 
+/// `gen`'s arguments for a holder of the one id of a pool, `n` IDs at 300 a second, with
+/// a window of 1 s and a lease of 3 s, waiting up to 30 s for the id and for its clock.
+fn one_id<'a>(n: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--nodes",
+        "0..1",
+        "--window",
+        "1s",
+        "--ttl",
+        "3s",
+        "--max-wait",
+        "30s",
+        "--pool-wait",
+        "30s",
+        "-n",
+        n,
+        "--rate",
+        "300",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// A claim whose reply was lost (the connection reset right after PostgreSQL committed
 /// the row) is found by its token on the next attempt: the claim takes the id it made,
 /// rather than a second one while the first stays held by nobody.
@@ -219,26 +242,7 @@ fn a_partitioned_holder_stops_at_its_fence_and_its_late_writes_change_nothing() 
     let proxy = flakeid_fleet::proxy::Proxy::start(pg.port);
     let direct = pg.url();
     let cut = direct.replacen(&format!(":{}", pg.port), &format!(":{}", proxy.port), 1);
-    let args = |instance: &'static str, n: &'static str| {
-        vec![
-            "--nodes",
-            "0..1",
-            "--window",
-            "1s",
-            "--ttl",
-            "3s",
-            "--max-wait",
-            "30s",
-            "--pool-wait",
-            "30s",
-            "-n",
-            n,
-            "--rate",
-            "300",
-            "--instance",
-            instance,
-        ]
-    };
+    let args = |instance, n| one_id(n, &["--instance", instance]);
     let a = spawn(&gen_args(&cut, "partition", &args("A", "1000000")));
     assert_eq!(a.claimed_node(), 0);
     a.wait_for_ids(100);
@@ -269,4 +273,105 @@ fn a_partitioned_holder_stops_at_its_fence_and_its_late_writes_change_nothing() 
         listed[0].reserved_until_unix_ns >= layout.unix_ns_of(first_b).unwrap() as u64,
         "a late write of A lowered B's reservation: {listed:?}"
     );
+}
+
+/// Two holders whose clocks are 5 s apart hand one id over, both ways. Leases end on the
+/// server's clock: the holder 5 s ahead, waiting, takes the id no sooner than the paused
+/// holder's lease ends there (by its own clock the lease would have ended at once); the
+/// holder 5 s behind takes it back the same way, and mints only once its clock passes
+/// the reservation the other stored. Each paused holder, continued, finds its claim lost
+/// and mints nothing more. Every ID of each holder lies above every ID of the one before.
+#[test]
+fn holders_whose_clocks_are_5s_apart_hand_over_on_the_servers_clock() {
+    use std::time::Instant;
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("skew") else {
+        return;
+    };
+    let url = pg.url();
+    let holder = |clock_offset: Option<&str>, n: &str| {
+        let offset: Vec<&str> = clock_offset
+            .map(|o| ["--clock-offset", o])
+            .into_iter()
+            .flatten()
+            .collect();
+        spawn(&gen_args(&url, "skew", &one_id(n, &offset)))
+    };
+    // The least a lease runs on after its holder stops: the TTL less one renewal period
+    // (a third of the window).
+    let least_left = Duration::from_millis(3000 - 334);
+    let hand_over = |from: &procs::Gen, to: &procs::Gen| {
+        from.signal("STOP");
+        let stopped = Instant::now();
+        assert_eq!(to.claimed_node(), 0);
+        let took = stopped.elapsed();
+        assert!(
+            took >= least_left,
+            "the id changed hands {took:?} after its holder stopped, inside its lease"
+        );
+    };
+    let lost = |paused: procs::Gen| {
+        paused.signal("CONT");
+        let said = paused.line(Duration::from_secs(30));
+        assert!(said.contains("claim lost"), "{said}");
+        let (status, ids) = paused.finish(Duration::from_secs(30));
+        assert_eq!(status.code(), Some(2));
+        ids
+    };
+    let a = holder(None, "1000000");
+    assert_eq!(a.claimed_node(), 0);
+    a.wait_for_ids(100);
+    let ahead = holder(Some("+5s"), "1000000");
+    hand_over(&a, &ahead);
+    ahead.wait_for_ids(100);
+    let ids_a = lost(a);
+    let behind = holder(None, "300");
+    hand_over(&ahead, &behind);
+    let (status, ids_behind) = behind.finish(Duration::from_secs(60));
+    assert!(status.success());
+    assert_eq!(ids_behind.len(), 300);
+    let ids_ahead = lost(ahead);
+    let layout = flakeid::Layout::snowflake();
+    let ticks = |ids: &[u64]| {
+        let t: Vec<u64> = ids
+            .iter()
+            .map(|&id| layout.decompose(id).unwrap().ticks)
+            .collect();
+        (*t.iter().min().unwrap(), *t.iter().max().unwrap())
+    };
+    let (a, ahead, behind) = (ticks(&ids_a), ticks(&ids_ahead), ticks(&ids_behind));
+    assert!(a.1 < ahead.0, "ticks {a:?}, then {ahead:?}");
+    assert!(ahead.1 < behind.0, "ticks {ahead:?}, then {behind:?}");
+}
+
+/// `flakeid claims --repair` through the tool (`flakeid_fleet::repair`), on a row whose
+/// reservation was damaged by hand.
+#[test]
+fn claims_repair_stores_a_reservation_past_now_instead_of_a_reset() {
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("repair") else {
+        return;
+    };
+    flakeid_fleet::repair::claims_repair_stores_a_reservation_past_now(&pg.url(), &|| {
+        pg.sql(
+            "postgres",
+            "UPDATE flakeid.nodes SET reserved = -7 WHERE namespace = 'orders' AND node = 0",
+        );
+    });
+}
+
+/// Secrets hygiene (`flakeid_fleet::hygiene`): the role's password never shows.
+#[test]
+fn the_postgres_password_shows_nowhere() {
+    let _one = fleet::one_at_a_time();
+    let Some(pg) = Postgres::start("hygiene") else {
+        return;
+    };
+    let without_password = format!("postgres://flakeid@127.0.0.1:{}/postgres", pg.port);
+    flakeid_fleet::hygiene::the_password_shows_nowhere(&flakeid_fleet::hygiene::Secured {
+        url: &pg.url(),
+        without_password: &without_password,
+        password_file: &pg.password_file.display().to_string(),
+        password: flakeid_fleet::postgres::PASSWORD,
+    });
 }

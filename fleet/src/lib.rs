@@ -13,6 +13,8 @@
 //! - [`campaign`]: a long fault campaign on a three-member coordinator (run by hand).
 //! - [`proxy`]: a TCP proxy for partitions, lost replies and a member that stops answering;
 //!   [`lost_replies`]: the lost-reply checks written once over a store behind it;
+//!   [`repair`]: `flakeid claims --repair` through the tool; [`hygiene`]: a store's
+//!   password shown nowhere;
 //!   [`stale_member`]: an etcd member that has not caught up; [`certs`]: a CA and
 //!   certificates of the tests' own.
 //!
@@ -22,11 +24,13 @@
 pub mod campaign;
 pub mod certs;
 pub mod etcd;
+pub mod hygiene;
 pub mod lost_replies;
 mod macros;
 pub mod postgres;
 pub mod procs;
 pub mod proxy;
+pub mod repair;
 pub mod scenarios;
 pub mod serve_chaos;
 pub mod serve_fleet;

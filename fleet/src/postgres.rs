@@ -12,7 +12,7 @@ use crate::scenarios::{Process, Server, available, free_port};
 
 /// The superuser of the tests' clusters, and its password.
 pub const SUPERUSER: &str = "flakeid";
-const PASSWORD: &str = "flakeid-test-superuser";
+pub const PASSWORD: &str = "flakeid-test-superuser";
 
 /// A PostgreSQL server on loopback; stopped (and its data removed) on drop.
 pub struct Postgres {

@@ -27,7 +27,10 @@ pub fn router(service: Arc<Service>) -> Router {
     // Batch and decode requests share one bound, so that they cannot take every worker.
     let bulk = tower::limit::GlobalConcurrencyLimitLayer::new(limits.max_bulk.max(1));
     let routes = Router::new()
-        .route("/v1/id", get(one_id))
+        .route(
+            "/v1/id",
+            axum::routing::get_service(OneId(Arc::clone(&service))),
+        )
         .route(
             "/v1/ids",
             get(many_ids).layer::<_, std::convert::Infallible>(bulk.clone()),
@@ -98,31 +101,85 @@ fn typed(
     r
 }
 
-async fn one_id(_: Authorized, method: Method, State(s): State<Arc<Service>>) -> NoStore {
-    if method == Method::HEAD {
-        return NoStore(head(Form::Json));
+/// `GET` and `HEAD /v1/id` as a service of its own rather than a handler: the common
+/// answer (an ID the shard has now) is made in `call`, with no extractor futures and no
+/// future of the route's own to box; only a wait for the next tick is boxed.
+#[derive(Clone)]
+struct OneId(Arc<Service>);
+
+/// What [`OneId`] answers with: at once, or after a wait for the minter.
+type OneIdFuture = futures_util::future::Either<
+    std::future::Ready<Result<Response, std::convert::Infallible>>,
+    std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send>,
+    >,
+>;
+
+impl tower::Service<axum::extract::Request> for OneId {
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = OneIdFuture;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
     }
-    NoStore(mint_one(&s).await)
+
+    fn call(&mut self, request: axum::extract::Request) -> OneIdFuture {
+        let now = |answer: Result<Response, ServiceError>| {
+            futures_util::future::Either::Left(std::future::ready(Ok(
+                NoStore(answer).into_response()
+            )))
+        };
+        let s = &self.0;
+        // The token first, so that a refused request is read no further.
+        if s.takes_tokens()
+            && !s.admits(
+                request
+                    .headers()
+                    .get(header::AUTHORIZATION)
+                    .map(HeaderValue::as_bytes),
+            )
+        {
+            return now(Err(ServiceError::Unauthorized));
+        }
+        if request.method() == Method::HEAD {
+            return now(head(Form::Json));
+        }
+        // The fast path takes no reference count on the minter.
+        match s.with_minter(Minter::try_next_id) {
+            Ok(Ok(id)) => now(Ok(id_answer(s, id))),
+            Ok(Err(
+                flakeid::MintError::WouldBlock { .. }
+                | flakeid::MintError::Leased
+                | flakeid::MintError::ReservationExpired { .. },
+            )) => {
+                let s = Arc::clone(s);
+                futures_util::future::Either::Right(Box::pin(async move {
+                    let waited = async {
+                        let id = s.minter()?.next_id().await?;
+                        Ok(id_answer(&s, id))
+                    };
+                    Ok(NoStore(waited.await).into_response())
+                }))
+            }
+            Ok(Err(e)) => now(Err(e.into())),
+            Err(e) => now(Err(e)),
+        }
+    }
 }
 
-async fn mint_one(s: &Service) -> Result<Response, ServiceError> {
-    // The fast path takes no reference count on the minter.
-    let id = match s.with_minter(Minter::try_next_id)? {
-        Ok(id) => id,
-        Err(
-            flakeid::MintError::WouldBlock { .. }
-            | flakeid::MintError::Leased
-            | flakeid::MintError::ReservationExpired { .. },
-        ) => s.minter()?.next_id().await?,
-        Err(e) => return Err(e.into()),
-    };
+/// The answer carrying one minted ID, counted.
+fn id_answer(s: &Service, id: Id) -> Response {
     s.count_minted(1);
     let mut buf = [0u8; Encoding::MAX_LEN];
     let digits = id_digits(id, &mut buf);
-    Ok(minted(
+    minted(
         Form::Json,
         crate::cuts::cut(&[b"{\"id\":\"", digits, b"\"}"]),
-    ))
+    )
 }
 
 /// An ID's decimal digits, by the core's writer (the tool's rows use it too).

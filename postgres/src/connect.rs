@@ -24,8 +24,8 @@ pub(crate) struct Session {
     pub(crate) client: Arc<Client>,
     /// How many warnings the server sent (as it does when a commit's wait for a
     /// synchronous standby is cancelled: the write is committed on the primary, maybe not
-    /// on the standby).
-    warnings: Arc<AtomicU64>,
+    /// on the standby). Not the risks of the primary's replication, which are text.
+    warned: Arc<AtomicU64>,
     /// `synchronous_standby_names` on the primary: the standbys each commit waits for.
     pub(crate) standby_names: String,
 }
@@ -35,8 +35,8 @@ impl Session {
     /// between two readings that differ may have written on the primary only, so its
     /// success is not to be trusted (a request made at the same time is not trusted
     /// either: the count does not say whose statement was warned about).
-    pub(crate) fn warnings(&self) -> u64 {
-        self.warnings.load(Ordering::Acquire)
+    pub(crate) fn warned(&self) -> u64 {
+        self.warned.load(Ordering::Acquire)
     }
 }
 
@@ -92,10 +92,10 @@ impl Connector {
     pub(crate) async fn connect(&self) -> Result<(Session, Vec<String>), ClaimError> {
         let (url, schema) = (&self.settings.url, &self.settings.schema);
         let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
-        let warnings = Arc::new(AtomicU64::new(0));
+        let warned = Arc::new(AtomicU64::new(0));
         let mut client = match &self.tls {
-            Some(tls) => open(&self.config, tls.clone(), Arc::clone(&warnings)).await,
-            None => open(&self.config, NoTls, Arc::clone(&warnings)).await,
+            Some(tls) => open(&self.config, tls.clone(), Arc::clone(&warned)).await,
+            None => open(&self.config, NoTls, Arc::clone(&warned)).await,
         }
         .map_err(e)?;
         // Each reservation is committed where a failover keeps it (the standby's
@@ -118,7 +118,7 @@ impl Connector {
         schema::ensure(&mut client, url, schema).await?;
         let session = Session {
             client: Arc::new(client),
-            warnings,
+            warned,
             standby_names,
         };
         Ok((session, risks))
@@ -161,11 +161,11 @@ impl Connector {
 }
 
 /// Connects by `config` over `tls`, the connection driven by a task of its own, which
-/// counts in `warnings` each warning the server sends.
+/// counts in `warned` each warning the server sends.
 async fn open<T>(
     config: &Config,
     tls: T,
-    warnings: Arc<AtomicU64>,
+    warned: Arc<AtomicU64>,
 ) -> Result<Client, tokio_postgres::Error>
 where
     T: MakeTlsConnect<Socket> + Send + 'static,
@@ -183,7 +183,7 @@ where
             if let AsyncMessage::Notice(notice) = message
                 && notice.parsed_severity() == Some(Severity::Warning)
             {
-                warnings.fetch_add(1, Ordering::Release);
+                warned.fetch_add(1, Ordering::Release);
             }
         }
     });

@@ -249,9 +249,9 @@ impl PostgresStore {
                 let bound = attempt.min(left);
                 let once = async {
                     let session = shared.session().await?;
-                    let warnings = session.warnings();
+                    let warned = session.warned();
                     let done = f(Arc::clone(&shared), Arc::clone(&session.client)).await;
-                    if session.warnings() != warnings {
+                    if session.warned() != warned {
                         return Err(unreachable(&shared.url, UNREPLICATED));
                     }
                     done

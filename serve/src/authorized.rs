@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 
 use crate::{Service, ServiceError};
 
@@ -16,18 +16,21 @@ impl FromRequestParts<Arc<Service>> for Authorized {
     type Rejection = ServiceError;
 
     async fn from_request_parts(parts: &mut Parts, s: &Arc<Service>) -> Result<Self, ServiceError> {
-        // Without tokens every request is admitted: no header to look up.
-        if !s.takes_tokens() {
-            return Ok(Authorized);
-        }
-        let value = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .map(HeaderValue::as_bytes);
-        if s.admits(value) {
+        if admitted(s, &parts.headers) {
             Ok(Authorized)
         } else {
             Err(ServiceError::Unauthorized)
         }
     }
+}
+
+/// Whether a request with `headers` carries a bearer token `s` accepts; without tokens
+/// every request is admitted, and no header is looked up.
+pub(crate) fn admitted(s: &Service, headers: &HeaderMap) -> bool {
+    !s.takes_tokens()
+        || s.admits(
+            headers
+                .get(header::AUTHORIZATION)
+                .map(HeaderValue::as_bytes),
+        )
 }

@@ -135,14 +135,7 @@ impl tower::Service<axum::extract::Request> for OneId {
         };
         let s = &self.0;
         // The token first, so that a refused request is read no further.
-        if s.takes_tokens()
-            && !s.admits(
-                request
-                    .headers()
-                    .get(header::AUTHORIZATION)
-                    .map(HeaderValue::as_bytes),
-            )
-        {
+        if !crate::authorized::admitted(s, request.headers()) {
             return now(Err(ServiceError::Unauthorized));
         }
         if request.method() == Method::HEAD {
@@ -151,11 +144,7 @@ impl tower::Service<axum::extract::Request> for OneId {
         // The fast path takes no reference count on the minter.
         match s.with_minter(Minter::try_next_id) {
             Ok(Ok(id)) => now(Ok(id_answer(s, id))),
-            Ok(Err(
-                flakeid::MintError::WouldBlock { .. }
-                | flakeid::MintError::Leased
-                | flakeid::MintError::ReservationExpired { .. },
-            )) => {
+            Ok(Err(e)) if crate::mint::waits(&e) => {
                 let s = Arc::clone(s);
                 futures_util::future::Either::Right(Box::pin(async move {
                     let waited = async {

@@ -10,6 +10,16 @@ use crossbeam_utils::CachePadded;
 use flakeid::claim::{ClaimGate, ClaimState, ClaimStatus};
 use flakeid::{Generator, Id, Layout, MintError, ShardedGenerator};
 
+/// Whether `e` only says the ID must be waited for (the tick's sequence ran out, or the
+/// claim is being renewed at its fence): [`Minter::next_id`] waits, where `try_next_id`
+/// gave up.
+pub(crate) fn waits(e: &MintError) -> bool {
+    matches!(
+        e,
+        MintError::WouldBlock { .. } | MintError::Leased | MintError::ReservationExpired { .. }
+    )
+}
+
 /// The generator behind the routes: one shard per worker thread (a thread mints on its
 /// home shard), each its own node id, given or claimed.
 #[derive(Debug)]
@@ -137,11 +147,7 @@ impl Minter {
     /// aside, so that they cannot take every tick's sequence before it.
     pub async fn next_id(&self) -> Result<Id, MintError> {
         match self.try_next_id() {
-            Err(
-                MintError::WouldBlock { .. }
-                | MintError::Leased
-                | MintError::ReservationExpired { .. },
-            ) => {
+            Err(e) if waits(&e) => {
                 let shard = self.home();
                 let _waiting = WaitingGuard::new(&self.waiting[shard]);
                 with_shards!(&self.shards, g => g.shards()[shard].next_id_async().await)

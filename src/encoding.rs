@@ -221,15 +221,59 @@ fn decimal(v: u64, buf: &mut [u8; Encoding::MAX_LEN]) -> usize {
     if v < E8 {
         buf[..8].copy_from_slice(&lead(v, len).to_le_bytes());
     } else if v < E8 * E8 {
-        buf[..8].copy_from_slice(&lead(v / E8, len - 8).to_le_bytes());
-        buf[len - 8..len].copy_from_slice(&eight((v % E8) as u32).to_le_bytes());
+        let (high, low) = eight_pair((v / E8) as u32, (v % E8) as u32);
+        buf[..8].copy_from_slice(&(high >> (8 * (16 - len))).to_le_bytes());
+        buf[len - 8..len].copy_from_slice(&low.to_le_bytes());
     } else {
         let high = v / E8;
+        let (middle, low) = eight_pair((high % E8) as u32, (v % E8) as u32);
         buf[..8].copy_from_slice(&lead(high / E8, len - 16).to_le_bytes());
-        buf[len - 16..len - 8].copy_from_slice(&eight((high % E8) as u32).to_le_bytes());
-        buf[len - 8..len].copy_from_slice(&eight((v % E8) as u32).to_le_bytes());
+        buf[len - 16..len - 8].copy_from_slice(&middle.to_le_bytes());
+        buf[len - 8..len].copy_from_slice(&low.to_le_bytes());
     }
     len
+}
+
+/// [`eight`] of two blocks at once, in the lanes of one SSE2 register (every x86-64 has
+/// SSE2): the four halves of four digits in 32-bit lanes, split into pairs in 16-bit
+/// lanes, then into digits in bytes, by the same reciprocals as [`eight`]; about half the
+/// instructions of two [`eight`]s. Tested against them.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[inline(always)]
+#[allow(unsafe_code)] // SSE2 intrinsics, called where the build enables SSE2
+fn eight_pair(a: u32, b: u32) -> (u64, u64) {
+    use core::arch::x86_64::{
+        _mm_add_epi8, _mm_cvtsi128_si64, _mm_mulhi_epu16, _mm_mullo_epi16, _mm_or_si128,
+        _mm_set_epi64x, _mm_set1_epi8, _mm_set1_epi16, _mm_slli_epi16, _mm_slli_epi32,
+        _mm_srli_epi16, _mm_sub_epi16, _mm_unpackhi_epi64,
+    };
+    let halves = |v: u32| i64::from(v / 10_000) | i64::from(v % 10_000) << 32;
+    // SAFETY: SSE2 is enabled for the whole build (the `cfg` above), so the CPU has it;
+    // the intrinsics touch no memory.
+    unsafe {
+        let x = _mm_set_epi64x(halves(b), halves(a));
+        // n / 100 = (n * 5243 >> 16) >> 3 for n < 43,699, in every 16-bit lane (the upper
+        // half of each 32-bit lane is zero and stays so).
+        let hundreds = _mm_srli_epi16::<3>(_mm_mulhi_epu16(x, _mm_set1_epi16(5_243)));
+        let rest = _mm_sub_epi16(x, _mm_mullo_epi16(hundreds, _mm_set1_epi16(100)));
+        let pairs = _mm_or_si128(hundreds, _mm_slli_epi32::<16>(rest));
+        // p / 10 = p * 103 >> 10 for p < 100.
+        let tens = _mm_srli_epi16::<10>(_mm_mullo_epi16(pairs, _mm_set1_epi16(103)));
+        let units = _mm_sub_epi16(pairs, _mm_mullo_epi16(tens, _mm_set1_epi16(10)));
+        let digits = _mm_or_si128(tens, _mm_slli_epi16::<8>(units));
+        let ascii = _mm_add_epi8(digits, _mm_set1_epi8(b'0' as i8));
+        (
+            _mm_cvtsi128_si64(ascii) as u64,
+            _mm_cvtsi128_si64(_mm_unpackhi_epi64(ascii, ascii)) as u64,
+        )
+    }
+}
+
+/// [`eight`] of two blocks.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))))]
+#[inline(always)]
+fn eight_pair(a: u32, b: u32) -> (u64, u64) {
+    (eight(a), eight(b))
 }
 
 /// The eight decimal digits of `v` (below 10^8, leading zeros included) as ASCII, the most
@@ -254,6 +298,30 @@ mod tests {
     use super::*;
 
     const ALL: [Encoding; 3] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32];
+
+    /// Two blocks at once are the digits of each block alone, at the ends of the range,
+    /// around every power of ten, and on a spread of values.
+    #[test]
+    fn eight_pair_equals_two_eights() {
+        let mut values: [u32; 64] = [0; 64];
+        let mut x = 0x9E37_79B9u32;
+        for (i, v) in values.iter_mut().enumerate() {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            *v = match i % 4 {
+                0 => 10u32.pow((i / 4 % 8) as u32),
+                1 => 10u32.pow((i / 4 % 8) as u32) - 1,
+                2 => 99_999_999 - (i as u32),
+                _ => x % 100_000_000,
+            };
+        }
+        for &a in &values {
+            for &b in &values {
+                assert_eq!(eight_pair(a, b), (eight(a), eight(b)), "{a} {b}");
+            }
+        }
+    }
 
     /// The digit count from the bit length is `checked_ilog10`'s, around every power of
     /// ten and of two, at the extremes, and on a spread of values.

@@ -26,6 +26,7 @@
 
 pub mod batch;
 pub mod layout;
+mod line;
 pub mod rows;
 
 use flakeid::Layout;

@@ -1,14 +1,13 @@
 //! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`,
-//! written without `core::fmt`: integers by a two-digits-a-step
-//! writer, the RFC 3339 time from a cache of the current second (consecutive IDs share
-//! it), every row appended to one buffer per batch. Tested against the `format!` oracle
-//! it replaced (`tests` below).
+//! written without `core::fmt` (each piece in place by `line.rs`'s `Line`, the time by
+//! its cache of the current second and of recent days), every row appended to one buffer
+//! per batch. Tested against the `format!` oracle it replaced (`tests` below).
 
-use flakeid::rfc3339::{self, Timestamp};
-use flakeid::{Encoding, Layout};
+use flakeid::Layout;
 
 pub use crate::batch::Row;
 use crate::batch::{Batch, Columns, Width};
+use crate::line::{Line, SecondCache, TICK_TEXT};
 
 /// The text form of decoded rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,155 +21,42 @@ pub enum RowFormat {
     Csv,
 }
 
-const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
 /// The most one row takes in the batch's text, over-copies included: a row is at most
 /// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
 /// copies below write up to `TICK_TEXT` (128) bytes past where the row then goes on.
 pub const ROW_MAX: usize = 512;
 
-/// The room kept for the part of a row that only the tick decides (at most about 80 bytes).
-const TICK_TEXT: usize = 128;
-
-/// A row being written straight into the batch's text, from `len`. Numbers go in place,
-/// four digits a step, from their known length; padding and the cached tick text are
-/// fixed-size copies (no `memset`/`memmove` call per piece), of which only `len` counts.
-struct Line<'a> {
-    buf: &'a mut [u8],
-    len: usize,
-}
-
-impl Line<'_> {
-    #[inline]
-    fn bytes(&mut self, b: &[u8]) {
-        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
-        self.len += b.len();
-    }
-
-    /// The first `len` bytes of `block` (a fixed-size copy of all of it).
-    #[inline]
-    fn block(&mut self, block: &[u8; TICK_TEXT], len: usize) {
-        self.buf[self.len..self.len + TICK_TEXT].copy_from_slice(block);
-        self.len += len;
-    }
-
-    #[inline]
-    fn byte(&mut self, b: u8) {
-        self.buf[self.len] = b;
-        self.len += 1;
-    }
-
-    /// `n` spaces, at most 32 (a fixed-size copy of 32).
-    #[inline]
-    fn spaces(&mut self, n: usize) {
-        self.buf[self.len..self.len + 32].copy_from_slice(&[b' '; 32]);
-        self.len += n.min(32);
-    }
-
-    /// `v` in decimal, by the core's writer (four digits a step), straight into the row
-    /// (which keeps the 20 bytes' slack it may write).
-    #[inline(always)]
-    fn u64(&mut self, v: u64) {
-        if v < 10_000 {
-            return self.small(v as u32);
+/// Writes the part of a row in `format` that only the tick decides (ticks, unix_ms and
+/// time, with the separators around them) into `l`.
+#[inline(always)]
+fn tick_text(format: RowFormat, time: &mut SecondCache, l: &mut Line<'_>, r: &Row) {
+    match format {
+        RowFormat::Json => {
+            l.bytes(b"\",\"ticks\":");
+            l.u64(r.ticks);
+            l.bytes(b",\"unix_ms\":");
+            l.u64(r.unix_ms);
+            l.bytes(b",\"time\":\"");
+            time.push(l, r.unix_ms);
+            l.bytes(b"\",\"sequence\":");
         }
-        let at: &mut [u8; Encoding::MAX_LEN] = (&mut self.buf
-            [self.len..self.len + Encoding::MAX_LEN])
-            .try_into()
-            .expect("20 bytes");
-        self.len += Encoding::Decimal.write(v, at);
-    }
-
-    /// `v` (below 10,000: a sequence, node or part of one) without a branch on its length,
-    /// which varies from row to row in real data: its four digits, leading zeros shifted
-    /// out, stored as one 4-byte word of which the length counts.
-    #[inline(always)]
-    fn small(&mut self, v: u32) {
-        let len = 1 + u32::from(v >= 10) + u32::from(v >= 100) + u32::from(v >= 1000);
-        let (high, low) = ((v / 100) as usize * 2, (v % 100) as usize * 2);
-        let digits = u32::from_le_bytes([PAIRS[high], PAIRS[high + 1], PAIRS[low], PAIRS[low + 1]]);
-        let word = digits >> (8 * (4 - len));
-        self.buf[self.len..self.len + 4].copy_from_slice(&word.to_le_bytes());
-        self.len += len as usize;
-    }
-
-    /// `v` right-aligned in `width` columns (as `{:>width$}`).
-    #[inline]
-    fn right(&mut self, v: u64, width: usize) {
-        self.spaces(width.saturating_sub(Encoding::decimal_len(v)));
-        self.u64(v);
-    }
-
-    /// `v` left-aligned in `width` columns (as `{:<width$}`).
-    #[inline]
-    fn left(&mut self, v: u64, width: usize) {
-        let len = Encoding::decimal_len(v);
-        self.u64(v);
-        self.spaces(width.saturating_sub(len));
-    }
-}
-
-/// The room for a second's RFC 3339 text before the milliseconds: 19 bytes for a
-/// four-digit year, up to about 42 for the widest expanded one.
-const SECOND_TEXT: usize = 48;
-
-/// The RFC 3339 text of the last second seen, up to the `.` before the milliseconds.
-#[derive(Debug)]
-struct SecondCache {
-    second: u64,
-    prefix: [u8; SECOND_TEXT],
-    len: usize,
-}
-
-impl SecondCache {
-    fn new() -> Self {
-        SecondCache {
-            second: u64::MAX,
-            prefix: [0; SECOND_TEXT],
-            len: 0,
+        RowFormat::Csv => {
+            l.byte(b',');
+            time.push(l, r.unix_ms);
+            l.byte(b',');
+            l.u64(r.unix_ms);
+            l.byte(b',');
+            l.u64(r.ticks);
+            l.byte(b',');
         }
-    }
-
-    /// Appends `unix_ms` as RFC 3339 (`2026-10-31T12:00:00.000Z`, or the expanded year);
-    /// returns its length.
-    #[inline]
-    fn push(&mut self, out: &mut Line<'_>, unix_ms: u64) -> usize {
-        let second = unix_ms / 1000;
-        if second != self.second {
-            self.fill(second);
+        RowFormat::Table => {
+            l.byte(b' ');
+            let time_len = time.push(l, r.unix_ms);
+            l.spaces(25usize.saturating_sub(time_len));
+            l.byte(b' ');
+            l.right(r.ticks, 14);
+            l.byte(b' ');
         }
-        // A fixed-size copy of which the length counts.
-        out.buf[out.len..out.len + SECOND_TEXT].copy_from_slice(&self.prefix);
-        out.len += self.len;
-        let ms = (unix_ms % 1000) as usize;
-        let pair = (ms % 100) * 2;
-        out.bytes(&[
-            b'.',
-            b'0' + (ms / 100) as u8,
-            PAIRS[pair],
-            PAIRS[pair + 1],
-            b'Z',
-        ]);
-        self.len + 5
-    }
-
-    #[inline]
-    fn fill(&mut self, second: u64) {
-        self.second = second;
-        if let Some(text) = i64::try_from(second).ok().and_then(rfc3339::date_time) {
-            self.prefix[..text.len()].copy_from_slice(&text);
-            self.len = text.len();
-            return;
-        }
-        let text = Timestamp(i128::from(second) * 1_000_000_000).to_string();
-        // A whole second is written with `.000Z`: keep what comes before it.
-        let cut = text.len().saturating_sub(5).min(SECOND_TEXT);
-        self.prefix[..cut].copy_from_slice(&text.as_bytes()[..cut]);
-        self.len = cut;
     }
 }
 
@@ -190,6 +76,8 @@ pub struct RowWriter {
     tick_text: Box<[u8; ROW_MAX]>,
     tick_text_len: usize,
     tick_of_text: Option<(u64, u64)>,
+    /// The tick of the row written last.
+    last_tick: Option<(u64, u64)>,
     /// The byte after each row.
     separator: u8,
 }
@@ -208,6 +96,7 @@ impl RowWriter {
             tick_text: Box::new([0; ROW_MAX]),
             tick_text_len: 0,
             tick_of_text: None,
+            last_tick: None,
             separator: b'\n',
         }
     }
@@ -244,44 +133,38 @@ impl RowWriter {
         }
     }
 
-    /// Writes the part of a row that only the tick decides into `tick_text`.
+    /// Writes the part of a row that only the tick decides into `tick_text`, to be copied
+    /// into the rows after it that share the tick.
     #[cold]
     fn tick_part(&mut self, r: &Row) {
         let mut line = Line {
             buf: &mut self.tick_text[..],
             len: 0,
         };
-        let l = &mut line;
-        match self.format {
-            RowFormat::Json => {
-                l.bytes(b"\",\"ticks\":");
-                l.u64(r.ticks);
-                l.bytes(b",\"unix_ms\":");
-                l.u64(r.unix_ms);
-                l.bytes(b",\"time\":\"");
-                self.time.push(l, r.unix_ms);
-                l.bytes(b"\",\"sequence\":");
-            }
-            RowFormat::Csv => {
-                l.byte(b',');
-                self.time.push(l, r.unix_ms);
-                l.byte(b',');
-                l.u64(r.unix_ms);
-                l.byte(b',');
-                l.u64(r.ticks);
-                l.byte(b',');
-            }
-            RowFormat::Table => {
-                l.byte(b' ');
-                let time_len = self.time.push(l, r.unix_ms);
-                l.spaces(25usize.saturating_sub(time_len));
-                l.byte(b' ');
-                l.right(r.ticks, 14);
-                l.byte(b' ');
-            }
-        }
-        self.tick_text_len = l.len.min(TICK_TEXT);
+        tick_text(self.format, &mut self.time, &mut line, r);
+        self.tick_text_len = line.len.min(TICK_TEXT);
         self.tick_of_text = Some((r.ticks, r.unix_ms));
+    }
+
+    /// The part of the row that only the tick decides: copied from `tick_text` when it
+    /// holds this tick's; else written in place, and kept in `tick_text` once a second row
+    /// in a row has the tick (the first row of a run of one tick pays no copy, and a row
+    /// whose tick no neighbour shares does not copy what it has just written).
+    #[inline(always)]
+    fn tick(&mut self, l: &mut Line<'_>, r: &Row) {
+        let key = Some((r.ticks, r.unix_ms));
+        if self.tick_of_text != key && self.last_tick == key {
+            self.tick_part(r);
+        }
+        self.last_tick = key;
+        if self.tick_of_text == key {
+            let block: &[u8; TICK_TEXT] = self.tick_text[..TICK_TEXT]
+                .try_into()
+                .expect("TICK_TEXT <= ROW_MAX");
+            l.block(block, self.tick_text_len);
+        } else {
+            tick_text(self.format, &mut self.time, l, r);
+        }
     }
 
     /// The byte written after each row: a newline, or `b','` for the rows of a JSON array
@@ -329,12 +212,6 @@ impl RowWriter {
         if out.len() < at.saturating_add(ROW_MAX) {
             out.resize(at + ROW_MAX, 0);
         }
-        if self.tick_of_text != Some((r.ticks, r.unix_ms)) {
-            self.tick_part(r);
-        }
-        let tick_text: &[u8; TICK_TEXT] = self.tick_text[..TICK_TEXT]
-            .try_into()
-            .expect("TICK_TEXT <= ROW_MAX");
         let mut line = Line {
             buf: &mut out[at..at + ROW_MAX],
             len: 0,
@@ -347,7 +224,7 @@ impl RowWriter {
             RowFormat::Json => {
                 l.bytes(b"{\"id\":\"");
                 l.u64(r.id);
-                l.block(tick_text, self.tick_text_len);
+                self.tick(l, r);
                 l.u64(r.sequence);
                 l.bytes(b",\"node\":");
                 l.u64(r.node);
@@ -372,7 +249,7 @@ impl RowWriter {
             }
             RowFormat::Csv => {
                 l.u64(r.id);
-                l.block(tick_text, self.tick_text_len);
+                self.tick(l, r);
                 l.u64(r.sequence);
                 l.byte(b',');
                 l.u64(r.node);
@@ -391,7 +268,7 @@ impl RowWriter {
             }
             RowFormat::Table => {
                 l.left(r.id, 20);
-                l.block(tick_text, self.tick_text_len);
+                self.tick(l, r);
                 l.right(r.sequence, 8);
                 l.byte(b' ');
                 l.right(r.node, 8);
@@ -413,6 +290,7 @@ impl RowWriter {
 mod tests {
     use super::*;
     use flakeid::layout::Order;
+    use flakeid::rfc3339::Timestamp;
 
     /// A short buffer (empty, or shorter than a row from `at`) is grown, never a panic,
     /// and the row lands where it was asked for.

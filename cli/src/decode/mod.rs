@@ -16,7 +16,7 @@ use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 mod line;
 mod table;
 
-use line::{BadLine, DECODE_BATCH, id_text, parse_id};
+use line::{BadLine, DECODE_BATCH, id_text, leading_digits, parse_id};
 
 /// How much of standard input is read at a time.
 const READ_BLOCK: usize = 1 << 20;
@@ -51,13 +51,7 @@ impl<W: Write> DecodeStream<'_, W> {
     #[inline]
     fn take_line(&mut self, block: &[u8], number: u64) -> CliResult<Option<usize>> {
         let decimal = matches!(self.encoding, InputEncoding::Auto | InputEncoding::Decimal);
-        let mut v = 0u64;
-        let mut i = 0;
-        // 19 digits never overflow a u64.
-        while i < 19 && i < block.len() && block[i].is_ascii_digit() {
-            v = v * 10 + u64::from(block[i] - b'0');
-            i += 1;
-        }
+        let (v, i) = leading_digits(block);
         // The digits end the line (`\n`, or Windows' `\r\n`).
         let ending = match (block.get(i), block.get(i + 1)) {
             (Some(b'\n'), _) => 1,

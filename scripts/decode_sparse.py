@@ -13,7 +13,7 @@ three shifts: what a data person would write).
     python3 scripts/decode_sparse.py [--n 5000000] [--runs 3] [--old PATH_TO_OLD_FLAKEID]
 
 Needs numpy in the python running it (a venv: `pip install numpy`). Builds this tree's
-release binary; with --old, times that binary too and prints new/old."""
+release binary; with --old, times that binary too (dense and sparse) and prints new/old."""
 import argparse
 import os
 import random
@@ -91,6 +91,7 @@ with tempfile.TemporaryDirectory() as tmp:
         d, s = child_cpu(cmd, dense), child_cpu(cmd, sparse)
         line = f"{'decode --format ' + fmt:32} dense {d:6.3f}  sparse {s:6.3f}  sparse/dense {s / d:5.2f}x  sparse/numpy {s / np_sparse:5.2f}x"
         if a.old:
+            od = child_cpu([a.old, "decode", "--format", fmt], dense)
             o = child_cpu([a.old, "decode", "--format", fmt], sparse)
-            line += f"  old sparse {o:6.3f} (new/old {s / o:5.3f}x)"
+            line += f"  old dense {od:6.3f} sparse {o:6.3f} (new/old {d / od:5.3f}x; {s / o:5.3f}x)"
         print(line)

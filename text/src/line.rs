@@ -186,7 +186,7 @@ impl SecondCache {
 
     /// Appends `unix_ms` as RFC 3339 (`2026-10-31T12:00:00.000Z`, or the expanded year);
     /// returns its length.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, out: &mut Line<'_>, unix_ms: u64) -> usize {
         let second = unix_ms / 1000;
         if second == self.second {

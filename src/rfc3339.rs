@@ -108,7 +108,6 @@ fn civil_from_days_32(days: i32) -> (u32, u32, u32) {
 /// assert_eq!(date_time(1_793_448_000).as_ref().map(|t| &t[..]), Some(&b"2026-10-31T12:00:00"[..]));
 /// assert_eq!(date_time(253_402_300_800), None); // +10000-01-01
 /// ```
-#[inline]
 pub fn date_time(secs: i64) -> Option<[u8; 19]> {
     if !FOUR_DIGIT_YEARS.contains(&secs) {
         return None;
@@ -117,26 +116,17 @@ pub fn date_time(secs: i64) -> Option<[u8; 19]> {
     let days = (from_year_0 / 86_400) as i32 - (SECONDS_FROM_YEAR_0 / 86_400) as i32;
     let sod = (from_year_0 % 86_400) as u32;
     let (y, m, d) = civil_from_days_32(days);
-    // Two digits as a little-endian 16-bit word.
     let pair = |v: u32| {
         let at = v as usize * 2;
-        u64::from(u16::from_le_bytes([PAIRS[at], PAIRS[at + 1]]))
+        [PAIRS[at], PAIRS[at + 1]]
     };
-    let (dash, colon) = (u64::from(b'-'), u64::from(b':'));
-    // The text in three words built in registers (`YYYY-MM-`, `DDTHH:MM`, `:SS`), so a
-    // caller that copies it on loads no bytes stored one at a time a moment before.
-    let first = pair(y / 100) | pair(y % 100) << 16 | dash << 32 | pair(m) << 40 | dash << 56;
-    let second = pair(d)
-        | u64::from(b'T') << 16
-        | pair(sod / 3600) << 24
-        | colon << 40
-        | pair(sod / 60 % 60) << 48;
-    let third = colon | pair(sod % 60) << 8;
-    let mut text = [0; 19];
-    text[..8].copy_from_slice(&first.to_le_bytes());
-    text[8..16].copy_from_slice(&second.to_le_bytes());
-    text[16..].copy_from_slice(&third.to_le_bytes()[..3]);
-    Some(text)
+    let (y_hi, y_lo) = (pair(y / 100), pair(y % 100));
+    let (mo, dd) = (pair(m), pair(d));
+    let (h, mi, s) = (pair(sod / 3600), pair(sod / 60 % 60), pair(sod % 60));
+    Some([
+        y_hi[0], y_hi[1], y_lo[0], y_lo[1], b'-', mo[0], mo[1], b'-', dd[0], dd[1], b'T', h[0],
+        h[1], b':', mi[0], mi[1], b':', s[0], s[1],
+    ])
 }
 
 /// Writes `unix_ns` as `YYYY-MM-DDTHH:MM:SS.mmmZ`, with nine fractional digits instead of

@@ -11,6 +11,11 @@ pub(crate) const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// The most one row takes in the batch's text, over-copies included: a row is at most
+/// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
+/// copies below write up to `TICK_TEXT` (128) bytes past where the row then goes on.
+pub const ROW_MAX: usize = 512;
+
 /// The room kept for the part of a row that only the tick decides (at most about 80 bytes).
 pub(crate) const TICK_TEXT: usize = 128;
 
@@ -22,7 +27,20 @@ pub(crate) struct Line<'a> {
     pub(crate) len: usize,
 }
 
-impl Line<'_> {
+impl<'a> Line<'a> {
+    /// A row written into `out` from `at`, over [`ROW_MAX`] bytes (`out` grown with zeros
+    /// first if it is shorter).
+    #[inline(always)]
+    pub(crate) fn at(out: &'a mut Vec<u8>, at: usize) -> Line<'a> {
+        if out.len() < at.saturating_add(ROW_MAX) {
+            out.resize(at + ROW_MAX, 0);
+        }
+        Line {
+            buf: &mut out[at..at + ROW_MAX],
+            len: 0,
+        }
+    }
+
     #[inline]
     pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.buf[self.len..self.len + b.len()].copy_from_slice(b);

@@ -142,6 +142,8 @@ pub(crate) struct Cuts {
     max_ticks: u64,
     max_sequence: u64,
     max_node: u64,
+    /// The node's low part (the worker), below its high part (the datacenter).
+    max_worker: u64,
     /// The tick counts below it take [`Layout::unix_ms_of`]'s multiply-add, with one
     /// comparison: `max_ticks + 1` where the unit is a whole number of milliseconds, 0
     /// where it is not (every tick count then takes the exact path).
@@ -149,6 +151,7 @@ pub(crate) struct Cuts {
     time_shift: u8,
     sequence_shift: u8,
     node_shift: u8,
+    worker_bits: u8,
 }
 
 impl Cuts {
@@ -158,10 +161,12 @@ impl Cuts {
         max_ticks: 0,
         max_sequence: 0,
         max_node: 0,
+        max_worker: 0,
         ms_ticks_end: 0,
         time_shift: 0,
         sequence_shift: 0,
         node_shift: 0,
+        worker_bits: 0,
     };
 }
 
@@ -247,6 +252,7 @@ impl Layout {
             max_ticks: mask(self.time_bits),
             max_sequence: mask(self.sequence_bits),
             max_node: mask(self.node_bits),
+            max_worker: mask(self.node_bits - self.datacenter_bits),
             ms_ticks_end: if self.unit_ms != 0 {
                 mask(self.time_bits).saturating_add(1)
             } else {
@@ -255,6 +261,7 @@ impl Layout {
             time_shift: self.sequence_bits + self.node_bits,
             sequence_shift,
             node_shift,
+            worker_bits: self.node_bits - self.datacenter_bits,
         };
         self
     }
@@ -428,8 +435,7 @@ impl Layout {
 
     /// Splits a node id into Snowflake's (datacenter, worker).
     pub const fn split_node(&self, node: u64) -> (u64, u64) {
-        let worker_bits = self.worker_bits();
-        (node >> worker_bits, node & mask(worker_bits as u8))
+        (node >> self.cuts.worker_bits, node & self.cuts.max_worker)
     }
 
     /// Splits an ID into its fields; an ID with bits above the layout's width is an error.

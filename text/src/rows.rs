@@ -60,10 +60,8 @@ fn tick_text(format: RowFormat, time: &mut SecondCache, l: &mut Line<'_>, r: &Ro
 #[derive(Debug)]
 pub struct RowWriter {
     format: RowFormat,
+    layout: Layout,
     datacenter: bool,
-    /// The node's low part's width and mask (its high part is the rest).
-    worker_bits: u32,
-    worker_mask: u64,
     /// The node's parts are Discord's `worker` and `process` (else `datacenter`, `worker`).
     discord: bool,
     machine: bool,
@@ -86,8 +84,7 @@ impl RowWriter {
         let fields = crate::NodeFields::of(layout);
         RowWriter {
             format,
-            worker_bits: layout.worker_bits(),
-            worker_mask: layout.split_node(u64::MAX).1,
+            layout: *layout,
             datacenter: fields.datacenter_worker,
             discord: fields.split_names.0 == "worker",
             machine: fields.machine,
@@ -217,12 +214,6 @@ impl RowWriter {
         }
     }
 
-    /// The node's two parts (datacenter and worker, or Discord's worker and process).
-    #[inline(always)]
-    fn split(&self, node: u64) -> (u64, u64) {
-        (node >> self.worker_bits, node & self.worker_mask)
-    }
-
     // JSON and CSV have one shape, spelled out twice on purpose: each separator is a
     // literal, so each copy is of a known size and inlined. A shared table of separators
     // measured about 10% slower for JSON. Each format's row is inlined into the loop over a
@@ -239,7 +230,7 @@ impl RowWriter {
         l.bytes(b",\"node\":");
         l.u64(r.node);
         if self.datacenter {
-            let (dc, worker) = self.split(r.node);
+            let (dc, worker) = self.layout.split_node(r.node);
             if self.discord {
                 l.bytes(b",\"worker\":");
                 l.u64(dc);
@@ -269,7 +260,7 @@ impl RowWriter {
         l.byte(b',');
         l.u64(r.node);
         if self.datacenter {
-            let (dc, worker) = self.split(r.node);
+            let (dc, worker) = self.layout.split_node(r.node);
             l.byte(b',');
             l.u64(dc);
             l.byte(b',');
@@ -293,7 +284,7 @@ impl RowWriter {
         l.byte(b' ');
         l.right(r.node, 8);
         if self.datacenter {
-            let (dc, worker) = self.split(r.node);
+            let (dc, worker) = self.layout.split_node(r.node);
             l.byte(b' ');
             l.right(dc, 10);
             l.byte(b' ');

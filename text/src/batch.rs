@@ -156,18 +156,22 @@ impl<S: Copy + Into<u64>> Columns<'_, S> {
         self.ids.len()
     }
 
-    /// Every row, in order (each column cut to the IDs' length first, so that no row pays
-    /// a bounds check per column).
+    /// Every row, in order: the columns zipped (each cut to the IDs' length), so that no
+    /// row pays a bounds check per column, in a `for` loop as in `for_each`.
     pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {
         let n = self.ids.len();
-        let (ids, ticks, unix_ms) = (self.ids, &self.ticks[..n], &self.unix_ms[..n]);
-        let (sequence, node) = (&self.sequence[..n], &self.node[..n]);
-        (0..n).map(move |i| Row {
-            id: ids[i],
-            ticks: ticks[i],
-            unix_ms: unix_ms[i],
-            sequence: sequence[i].into(),
-            node: node[i].into(),
+        let columns = self
+            .ids
+            .iter()
+            .zip(&self.ticks[..n])
+            .zip(&self.unix_ms[..n]);
+        let columns = columns.zip(&self.sequence[..n]).zip(&self.node[..n]);
+        columns.map(|((((&id, &ticks), &unix_ms), &sequence), &node)| Row {
+            id,
+            ticks,
+            unix_ms,
+            sequence: sequence.into(),
+            node: node.into(),
         })
     }
 

@@ -1,9 +1,12 @@
 //! A row of text being written in place ([`Line`]: numbers, bytes and padding as
-//! fixed-size stores) and the RFC 3339 text of its time ([`SecondCache`]: the current
-//! second's, and the dates of recent days), below the row writers of `rows.rs`.
+//! fixed-size stores) and the text of its tick ([`TickNumbers`]: `unix_ms` from the digits
+//! of `ticks`, and the RFC 3339 time from the dates of recent days and tables of the time
+//! of day), below the row writers of `rows.rs`.
 
-use flakeid::Encoding;
+use core::fmt::{self, Write as _};
+
 use flakeid::rfc3339::{self, Timestamp};
+use flakeid::{Decimal16, Encoding};
 
 pub(crate) const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
@@ -81,6 +84,40 @@ impl<'a> Line<'a> {
         self.len += Encoding::Decimal.write(v, at);
     }
 
+    /// `v` in decimal from its digits `d` (from [`TickNumbers::digits`]).
+    #[inline(always)]
+    pub(crate) fn digits(&mut self, d: Decimal16, v: u64) {
+        let len = Encoding::decimal_len(v);
+        let at: &mut [u8; 16] = (&mut self.buf[self.len..self.len + 16])
+            .try_into()
+            .expect("16 bytes");
+        d.write(len, at);
+        self.len += len;
+    }
+
+    /// `a`, `between`, then `b`, in decimal: from their digits where they are given.
+    #[inline(always)]
+    pub(crate) fn two(
+        &mut self,
+        a: u64,
+        between: &[u8],
+        b: u64,
+        digits: Option<(Decimal16, Decimal16)>,
+    ) {
+        match digits {
+            Some((da, db)) => {
+                self.digits(da, a);
+                self.bytes(between);
+                self.digits(db, b);
+            }
+            None => {
+                self.u64(a);
+                self.bytes(between);
+                self.u64(b);
+            }
+        }
+    }
+
     /// `v` (below 10,000: a sequence, node or part of one) without a branch on its length,
     /// which varies from row to row in real data: its four digits found at once in the
     /// bytes of one word (SWAR), leading zeros shifted out, stored as one 4-byte word of
@@ -117,16 +154,47 @@ impl<'a> Line<'a> {
     }
 }
 
-/// The room for a second's RFC 3339 text before the milliseconds: 19 bytes for a
-/// four-digit year, up to about 42 for the widest expanded one.
-const SECOND_TEXT: usize = 48;
+/// The last Unix millisecond whose year has four digits (9999-12-31T23:59:59.999Z).
+const LAST_FOUR_DIGIT_MS: u64 = 253_402_300_799_999;
 
-/// The last second whose year has four digits (9999-12-31T23:59:59Z).
-const LAST_FOUR_DIGIT_SECOND: u64 = 253_402_300_799;
+/// Milliseconds in a day and in a minute.
+const DAY_MS: u64 = 86_400_000;
+const MINUTE_MS: u32 = 60_000;
 
 /// Days in the cache of dates: a direct-mapped table, so that a column of IDs spread over
 /// a year or so (in any order) works out each date once.
 const DAYS: usize = 512;
+
+/// The `HH:MM` of each minute of a day, in the five low bytes of a little-endian word.
+static HOURS_MINUTES: [u64; 1_440] = {
+    let mut t = [0; 1_440];
+    let mut m = 0;
+    while m < 1_440 {
+        let (h, mm) = ((m / 60) as u64, (m % 60) as u64);
+        t[m] = (b'0' as u64 + h / 10)
+            | (b'0' as u64 + h % 10) << 8
+            | (b':' as u64) << 16
+            | (b'0' as u64 + mm / 10) << 24
+            | (b'0' as u64 + mm % 10) << 32;
+        m += 1;
+    }
+    t
+};
+
+/// The `.ddd` of each millisecond of a second, as a little-endian word.
+static MILLIS: [u32; 1_000] = {
+    let mut t = [0; 1_000];
+    let mut ms = 0;
+    while ms < 1_000 {
+        let v = ms as u32;
+        t[ms] = b'.' as u32
+            | (b'0' as u32 + v / 100) << 8
+            | (b'0' as u32 + v / 10 % 10) << 16
+            | (b'0' as u32 + v % 10) << 24;
+        ms += 1;
+    }
+    t
+};
 
 /// A day's date in the cache: the day, then its `YYYY-MM-` and its `DDT` as the
 /// little-endian words they are stored as.
@@ -137,22 +205,21 @@ struct Day {
     day_t: u32,
 }
 
-/// The RFC 3339 text of the last second seen, up to the `.` before the milliseconds, and
-/// the dates of recent days.
+/// The text of a tick's numbers and time: the RFC 3339 time from the dates of recent days
+/// and tables of the time of day, and `unix_ms` in decimal from the digits of `ticks` and
+/// of the layout's epoch.
 #[derive(Debug)]
-pub(crate) struct SecondCache {
-    second: u64,
-    prefix: [u8; SECOND_TEXT],
-    len: usize,
+pub(crate) struct TickNumbers {
     days: Box<[Day; DAYS]>,
+    /// The layout's epoch in Unix milliseconds, and its digits.
+    epoch_ms: u64,
+    epoch: Option<Decimal16>,
 }
 
-impl SecondCache {
-    pub(crate) fn new() -> Self {
-        SecondCache {
-            second: u64::MAX,
-            prefix: [0; SECOND_TEXT],
-            len: 0,
+impl TickNumbers {
+    /// For a layout whose epoch is `epoch_ms` in Unix milliseconds.
+    pub(crate) fn new(epoch_ms: u64) -> Self {
+        TickNumbers {
             days: Box::new(
                 [Day {
                     day: u32::MAX,
@@ -160,94 +227,102 @@ impl SecondCache {
                     day_t: 0,
                 }; DAYS],
             ),
+            epoch_ms,
+            epoch: Decimal16::new(epoch_ms),
         }
     }
 
-    /// `second` (at most [`LAST_FOUR_DIGIT_SECOND`]) as `YYYY-MM-DDTHH:MM:SS`: the date from
-    /// the cache of days (worked out by `rfc3339::date_time` on a miss), the time of day
-    /// by multiplications; built in three words, in registers.
+    /// The digits of `ticks` and of `unix_ms`, the second by adding the epoch's to the
+    /// first's, where `unix_ms` is `ticks` past the epoch and both have at most sixteen
+    /// digits (then their sum cannot wrap: it is `unix_ms` itself).
     #[inline(always)]
-    fn date_time(&mut self, second: u64) -> Option<[u8; 19]> {
-        let day = (second / 86_400) as u32;
-        let of_day = (second % 86_400) as u32;
-        let slot = &mut self.days[day as usize % DAYS];
-        if slot.day != day {
-            *slot = Self::day(day)?;
+    pub(crate) fn digits(&self, ticks: u64, unix_ms: u64) -> Option<(Decimal16, Decimal16)> {
+        let epoch = self.epoch?;
+        if unix_ms.wrapping_sub(ticks) != self.epoch_ms || unix_ms >= Decimal16::LIMIT {
+            return None;
         }
-        let pair = |v: u32| {
-            let at = v as usize * 2;
-            u64::from(u16::from_le_bytes([PAIRS[at], PAIRS[at + 1]]))
-        };
-        let colon = u64::from(b':');
-        let time = u64::from(slot.day_t)
-            | pair(of_day / 3600) << 24
-            | colon << 40
-            | pair(of_day / 60 % 60) << 48;
-        let seconds = colon | pair(of_day % 60) << 8;
-        let mut text = [0; 19];
-        text[..8].copy_from_slice(&slot.year_month.to_le_bytes());
-        text[8..16].copy_from_slice(&time.to_le_bytes());
-        text[16..].copy_from_slice(&seconds.to_le_bytes()[..3]);
-        Some(text)
-    }
-
-    /// A day's date, for the cache.
-    #[cold]
-    fn day(day: u32) -> Option<Day> {
-        let t = rfc3339::date_time(i64::from(day) * 86_400)?;
-        Some(Day {
-            day,
-            year_month: u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]]),
-            day_t: u32::from_le_bytes([t[8], t[9], t[10], 0]),
-        })
+        let ticks = Decimal16::new(ticks)?;
+        Some((ticks, ticks + epoch))
     }
 
     /// Appends `unix_ms` as RFC 3339 (`2026-10-31T12:00:00.000Z`, or the expanded year);
-    /// returns its length.
+    /// returns its length. A four-digit year's text is three words: the date from the
+    /// cache of days (worked out by `rfc3339::date_time` on a miss), `HH:MM` and `.ddd`
+    /// from tables, the seconds from `PAIRS`.
     #[inline(always)]
     pub(crate) fn push(&mut self, out: &mut Line<'_>, unix_ms: u64) -> usize {
-        let second = unix_ms / 1000;
-        if second == self.second {
-            // A fixed-size copy of which the length counts.
-            out.buf[out.len..out.len + SECOND_TEXT].copy_from_slice(&self.prefix);
-            out.len += self.len;
-        } else if let Some(text) = (second <= LAST_FOUR_DIGIT_SECOND)
-            .then(|| self.date_time(second))
-            .flatten()
-        {
-            // A new second is written into the row from the words just made, not copied
-            // back out of the cache it was stored in a moment before (a load of bytes
-            // still on their way to memory waits for them).
-            self.second = second;
-            self.prefix[..text.len()].copy_from_slice(&text);
-            self.len = text.len();
-            out.bytes(&text);
-        } else {
-            self.fill_wide(second);
-            out.buf[out.len..out.len + SECOND_TEXT].copy_from_slice(&self.prefix);
-            out.len += self.len;
+        if unix_ms > LAST_FOUR_DIGIT_MS {
+            // Out of line, and given nothing of the row: a row passed to a call would be
+            // kept in memory in the loop over every row.
+            let text = Self::wide(unix_ms);
+            out.bytes(&text.buf[..text.len]);
+            return text.len;
         }
-        let ms = (unix_ms % 1000) as usize;
-        let pair = (ms % 100) * 2;
-        out.bytes(&[
-            b'.',
-            b'0' + (ms / 100) as u8,
-            PAIRS[pair],
-            PAIRS[pair + 1],
-            b'Z',
-        ]);
-        self.len + 5
+        let day = (unix_ms / DAY_MS) as u32;
+        let of_day = (unix_ms % DAY_MS) as u32;
+        let slot = &mut self.days[day as usize % DAYS];
+        if slot.day != day {
+            *slot = Self::day(day);
+        }
+        let (minute, of_minute) = (of_day / MINUTE_MS, of_day % MINUTE_MS);
+        let (second, ms) = ((of_minute / 1_000) as usize, (of_minute % 1_000) as usize);
+        let time = u64::from(slot.day_t) | HOURS_MINUTES[minute as usize] << 24;
+        let seconds = u64::from(b':')
+            | u64::from(PAIRS[2 * second]) << 8
+            | u64::from(PAIRS[2 * second + 1]) << 16
+            | u64::from(MILLIS[ms]) << 24
+            | u64::from(b'Z') << 56;
+        let at = &mut out.buf[out.len..out.len + 24];
+        at[..8].copy_from_slice(&slot.year_month.to_le_bytes());
+        at[8..16].copy_from_slice(&time.to_le_bytes());
+        at[16..].copy_from_slice(&seconds.to_le_bytes());
+        out.len += 24;
+        24
     }
 
-    /// The cache for a second whose year is not of four digits.
+    /// A day's date, for the cache (a day of a four-digit year).
     #[cold]
-    fn fill_wide(&mut self, second: u64) {
-        self.second = second;
-        let text = Timestamp(i128::from(second) * 1_000_000_000).to_string();
-        // A whole second is written with `.000Z`: keep what comes before it.
-        let cut = text.len().saturating_sub(5).min(SECOND_TEXT);
-        self.prefix[..cut].copy_from_slice(&text.as_bytes()[..cut]);
-        self.len = cut;
+    fn day(day: u32) -> Day {
+        let t = rfc3339::date_time(i64::from(day) * 86_400).unwrap_or([b'?'; 19]);
+        Day {
+            day,
+            year_month: u64::from_le_bytes([t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]]),
+            day_t: u32::from_le_bytes([t[8], t[9], t[10], 0]),
+        }
+    }
+
+    /// The text [`TickNumbers::push`] writes for a time whose year is not of four digits,
+    /// by `Timestamp`, in a fixed buffer (no allocation).
+    #[cold]
+    fn wide(unix_ms: u64) -> Fixed {
+        let mut text = Fixed {
+            buf: [0; WIDE_TEXT],
+            len: 0,
+        };
+        // The widest (u64::MAX ms, year 584,556,019) is 32 bytes: it fits.
+        let _ = write!(text, "{}", Timestamp(i128::from(unix_ms) * 1_000_000));
+        text
+    }
+}
+
+/// Room for the text of a time whose year is not of four digits.
+const WIDE_TEXT: usize = 48;
+
+/// A fixed buffer that `write!` fills (what does not fit is cut off, with an error).
+struct Fixed {
+    buf: [u8; WIDE_TEXT],
+    len: usize,
+}
+
+impl fmt::Write for Fixed {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
     }
 }
 
@@ -272,19 +347,34 @@ mod tests {
         }
     }
 
-    /// Every second of the four-digit years' range the cache of days is tried on (each
-    /// day's first and last second, and days a table's length apart, so slots are
-    /// reused) is written as `Timestamp` writes it.
+    /// `unix_ms` written by `push`, checked against `Timestamp`'s text: the whole row
+    /// buffer, so nothing is written before it and its length is the text's.
+    fn check_time(times: &mut TickNumbers, unix_ms: u64) {
+        let mut buf = [b'#'; 128];
+        let mut line = Line {
+            buf: &mut buf,
+            len: 3,
+        };
+        let len = times.push(&mut line, unix_ms);
+        let want = Timestamp(i128::from(unix_ms) * 1_000_000).to_string();
+        assert_eq!(&buf[3..3 + len], want.as_bytes(), "{unix_ms}");
+        assert_eq!(&buf[..3], b"###");
+    }
+
+    /// Every millisecond of the four-digit years' range the cache of days is tried on
+    /// (each day's first and last, every minute and millisecond of the tables, and days a
+    /// table's length apart, so slots are reused) is written as `Timestamp` writes it.
     #[test]
-    fn date_times_equal_the_timestamp_oracle() {
-        let mut cache = SecondCache::new();
+    fn times_equal_the_timestamp_oracle() {
+        let mut times = TickNumbers::new(0);
         let mut checked = 0;
         let (mut day, mut step) = (0u64, 0);
-        while day * 86_400 <= LAST_FOUR_DIGIT_SECOND {
-            for second in [day * 86_400, day * 86_400 + 86_399, day * 86_400 + 45_296] {
-                let got = cache.date_time(second).unwrap();
-                let want = Timestamp(i128::from(second) * 1_000_000_000).to_string();
-                assert_eq!(&got[..], &want.as_bytes()[..19], "{second}");
+        while day * DAY_MS <= LAST_FOUR_DIGIT_MS {
+            let start = day * DAY_MS;
+            // Each day a different minute and millisecond: over the days, all of them.
+            let inside = (step as u64 * 60_001 + step as u64 / 1_440 * 7) % DAY_MS;
+            for unix_ms in [start, start + DAY_MS - 1, start + inside] {
+                check_time(&mut times, unix_ms);
                 checked += 1;
             }
             // Days a table apart, then across a year, then in big steps.
@@ -292,5 +382,77 @@ mod tests {
             step += 1;
         }
         assert!(checked > 1_000, "{checked}");
+        for minute in 0..1_440 {
+            for ms in [0, 999, 59_999, minute * 41 % 60_000] {
+                check_time(
+                    &mut times,
+                    1_700_000_000_000 / DAY_MS * DAY_MS + minute * 60_000 + ms,
+                );
+            }
+        }
+        for ms in 0..60_000 {
+            check_time(&mut times, 1_700_000_000_000 + ms);
+        }
+    }
+
+    /// Times past the four-digit years (expanded years, up to the last `u64` millisecond)
+    /// are written whole, as `Timestamp` writes them.
+    #[test]
+    fn wide_years_equal_the_timestamp_oracle() {
+        let mut times = TickNumbers::new(0);
+        for unix_ms in [
+            LAST_FOUR_DIGIT_MS,
+            LAST_FOUR_DIGIT_MS + 1,
+            LAST_FOUR_DIGIT_MS * 1_000 + 123,
+            u64::MAX,
+        ] {
+            check_time(&mut times, unix_ms);
+        }
+    }
+
+    /// `ticks` and `unix_ms` are written as `format!` writes them, from their digits where
+    /// `unix_ms` is `ticks` past the epoch and by the plain writer elsewhere (an epoch of
+    /// seventeen digits, a `unix_ms` that is not `ticks` plus the epoch, wrapped sums).
+    #[test]
+    fn ticks_and_unix_ms_equal_format() {
+        let twitter = 1_288_834_974_657u64;
+        let mut fast = 0;
+        for epoch in [0, twitter, Decimal16::LIMIT - 1, Decimal16::LIMIT, u64::MAX] {
+            let times = TickNumbers::new(epoch);
+            for ticks in [
+                0,
+                1,
+                9,
+                99_999_999,
+                100_000_000,
+                41_000_000_000,
+                1 << 41,
+                9_999_999_999_999_999,
+                1 << 60,
+                u64::MAX,
+            ] {
+                for unix_ms in [
+                    ticks.wrapping_add(epoch),
+                    ticks.wrapping_add(twitter),
+                    ticks.wrapping_mul(10).wrapping_add(epoch % 7),
+                ] {
+                    let digits = times.digits(ticks, unix_ms);
+                    fast += usize::from(digits.is_some());
+                    let mut buf = [b'#'; 64];
+                    let mut line = Line {
+                        buf: &mut buf,
+                        len: 1,
+                    };
+                    line.two(ticks, b",", unix_ms, digits);
+                    let len = line.len;
+                    assert_eq!(
+                        &buf[..len],
+                        format!("#{ticks},{unix_ms}").as_bytes(),
+                        "{epoch} {ticks} {unix_ms}"
+                    );
+                }
+            }
+        }
+        assert!(fast >= 12, "{fast}");
     }
 }

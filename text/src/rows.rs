@@ -1,6 +1,6 @@
 //! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`,
-//! written without `core::fmt` (each piece in place by `line.rs`'s `Line`, the time by
-//! its cache of the current second and of recent days), every row appended to one buffer
+//! written without `core::fmt` (each piece in place by `line.rs`'s `Line`, the tick's
+//! numbers and time by its `TickNumbers`), every row appended to one buffer
 //! per batch. Tested against the `format!` oracle it replaced (`tests` below).
 
 use flakeid::Layout;
@@ -8,7 +8,7 @@ use flakeid::Layout;
 pub use crate::batch::Row;
 use crate::batch::{Batch, Columns, Width};
 pub use crate::line::ROW_MAX;
-use crate::line::{Line, SecondCache, TICK_TEXT};
+use crate::line::{Line, TICK_TEXT, TickNumbers};
 
 /// The text form of decoded rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,13 +25,12 @@ pub enum RowFormat {
 /// Writes the part of a row in `format` that only the tick decides (ticks, unix_ms and
 /// time, with the separators around them) into `l`.
 #[inline(always)]
-fn tick_text(format: RowFormat, time: &mut SecondCache, l: &mut Line<'_>, r: &Row) {
+fn tick_text(format: RowFormat, time: &mut TickNumbers, l: &mut Line<'_>, r: &Row) {
     match format {
         RowFormat::Json => {
             l.bytes(b"\",\"ticks\":");
-            l.u64(r.ticks);
-            l.bytes(b",\"unix_ms\":");
-            l.u64(r.unix_ms);
+            let digits = time.digits(r.ticks, r.unix_ms);
+            l.two(r.ticks, b",\"unix_ms\":", r.unix_ms, digits);
             l.bytes(b",\"time\":\"");
             time.push(l, r.unix_ms);
             l.bytes(b"\",\"sequence\":");
@@ -40,9 +39,8 @@ fn tick_text(format: RowFormat, time: &mut SecondCache, l: &mut Line<'_>, r: &Ro
             l.byte(b',');
             time.push(l, r.unix_ms);
             l.byte(b',');
-            l.u64(r.unix_ms);
-            l.byte(b',');
-            l.u64(r.ticks);
+            let digits = time.digits(r.ticks, r.unix_ms).map(|(t, ms)| (ms, t));
+            l.two(r.unix_ms, b",", r.ticks, digits);
             l.byte(b',');
         }
         RowFormat::Table => {
@@ -65,7 +63,7 @@ pub struct RowWriter {
     /// The node's parts are Discord's `worker` and `process` (else `datacenter`, `worker`).
     discord: bool,
     machine: bool,
-    time: SecondCache,
+    time: TickNumbers,
     /// The text between the ID and the sequence, which only the tick decides (ticks,
     /// unix_ms and time), and its length, for the tick it was written for: consecutive IDs
     /// share it.
@@ -88,7 +86,7 @@ impl RowWriter {
             datacenter: fields.datacenter_worker,
             discord: fields.split_names.0 == "worker",
             machine: fields.machine,
-            time: SecondCache::new(),
+            time: TickNumbers::new(layout.epoch_unix_ms()),
             tick_text: Box::new([0; ROW_MAX]),
             tick_text_len: 0,
             tick_of_text: None,
@@ -193,10 +191,23 @@ impl RowWriter {
         if out.len() < need {
             out.resize(need, 0);
         }
+        // Loops, not closures: a closure of a row this size may be left out of line.
         match self.format {
-            RowFormat::Json => c.rows().for_each(|r| at = self.json(out, at, &r)),
-            RowFormat::Csv => c.rows().for_each(|r| at = self.csv(out, at, &r)),
-            RowFormat::Table => c.rows().for_each(|r| at = self.table(out, at, &r)),
+            RowFormat::Json => {
+                for r in c.rows() {
+                    at = self.json(out, at, &r);
+                }
+            }
+            RowFormat::Csv => {
+                for r in c.rows() {
+                    at = self.csv(out, at, &r);
+                }
+            }
+            RowFormat::Table => {
+                for r in c.rows() {
+                    at = self.table(out, at, &r);
+                }
+            }
         }
         at
     }

@@ -234,92 +234,6 @@ fn decimal(v: u64, buf: &mut [u8; Encoding::MAX_LEN]) -> usize {
     len
 }
 
-/// A number below 10^16 as its sixteen decimal digits, leading zeros included: for
-/// writers that place digits themselves and write a number beside its sum with a constant
-/// (the tool's `ticks` and `unix_ms`). [`Decimal16`'s `+`] adds two in decimal, in a few
-/// word operations, where converting the sum would cost a second conversion.
-///
-/// ```
-/// use flakeid::{Decimal16, Encoding};
-///
-/// let ticks = 1_234_567_890_123;
-/// let epoch = Decimal16::new(1_288_834_974_657).unwrap();
-/// let unix_ms = Decimal16::new(ticks).unwrap() + epoch;
-/// let mut buf = [0u8; 16];
-/// unix_ms.write(Encoding::decimal_len(ticks + 1_288_834_974_657), &mut buf);
-/// assert_eq!(&buf[..13], b"2523402864780");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decimal16 {
-    /// The first eight digits, as ASCII, the most significant in the lowest byte (first in
-    /// memory, the word stored little-endian).
-    high: u64,
-    /// The last eight digits, as `high`.
-    low: u64,
-}
-
-impl Decimal16 {
-    /// The first number with seventeen digits: [`Decimal16::new`] takes those below it.
-    pub const LIMIT: u64 = 10_000_000_000_000_000;
-
-    /// `v`'s digits, or `None` if it has more than sixteen.
-    #[inline(always)]
-    pub fn new(v: u64) -> Option<Decimal16> {
-        const E8: u64 = 100_000_000;
-        (v < Self::LIMIT).then(|| {
-            let (high, low) = eight_pair((v / E8) as u32, (v % E8) as u32);
-            Decimal16 { high, low }
-        })
-    }
-
-    /// Stores the last `len` digits (1 to 16; `Encoding::decimal_len` of the number gives
-    /// its text without leading zeros) at the start of `out`, in at most two 8-byte stores;
-    /// the bytes of `out` after them may be written too.
-    #[inline(always)]
-    pub fn write(self, len: usize, out: &mut [u8; 16]) {
-        let len = len.clamp(1, 16);
-        if len > 8 {
-            out[..8].copy_from_slice(&(self.high >> (8 * (16 - len))).to_le_bytes());
-            out[len - 8..len].copy_from_slice(&self.low.to_le_bytes());
-        } else {
-            out[..8].copy_from_slice(&(self.low >> (8 * (8 - len))).to_le_bytes());
-        }
-    }
-}
-
-impl core::ops::Add for Decimal16 {
-    type Output = Decimal16;
-
-    /// The digits of `self + other`, modulo 10^16 (the seventeenth digit dropped): each
-    /// pair of digits is added in its byte, with a bias that makes a sum of ten or more
-    /// carry out of the byte (so the word's own addition carries from digit to digit),
-    /// then the bias is taken back from the bytes that did not carry.
-    #[inline(always)]
-    fn add(self, other: Decimal16) -> Decimal16 {
-        // In each byte, an ASCII digit of `self` (0x30 + a) plus one of `other` with 0x96
-        // added (b + 0xC6) is a + b + 246: 256 or more, a carry, exactly when a + b >= 10.
-        const BIAS: u64 = 0x9696_9696_9696_9696;
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        // Bytes with the least significant digit lowest, so that carries run upwards.
-        let (low, carry) = self
-            .low
-            .swap_bytes()
-            .overflowing_add(other.low.swap_bytes() + BIAS);
-        let high = self
-            .high
-            .swap_bytes()
-            .wrapping_add(other.high.swap_bytes() + BIAS)
-            .wrapping_add(u64::from(carry));
-        // A byte that carried holds its digit (0 to 9); one that did not holds 246 more (its
-        // top bit set): take the 246 back from those, then make each digit ASCII.
-        let digits = |s: u64| (s - ((s >> 7) & ONES) * 0xF6) + 0x3030_3030_3030_3030;
-        Decimal16 {
-            high: digits(high).swap_bytes(),
-            low: digits(low).swap_bytes(),
-        }
-    }
-}
-
 /// [`eight`] of two blocks at once, in the lanes of one SSE2 register (every x86-64 has
 /// SSE2): the four halves of four digits in 32-bit lanes, split into pairs in 16-bit
 /// lanes, then into digits in bytes, by the same reciprocals as [`eight`]; about half the
@@ -329,15 +243,20 @@ impl core::ops::Add for Decimal16 {
 #[allow(unsafe_code)] // SSE2 intrinsics, called where the build enables SSE2
 fn eight_pair(a: u32, b: u32) -> (u64, u64) {
     use core::arch::x86_64::{
-        _mm_add_epi8, _mm_cvtsi128_si64, _mm_mulhi_epu16, _mm_mullo_epi16, _mm_or_si128,
-        _mm_set_epi64x, _mm_set1_epi8, _mm_set1_epi16, _mm_slli_epi16, _mm_slli_epi32,
-        _mm_srli_epi16, _mm_sub_epi16, _mm_unpackhi_epi64,
+        _mm_add_epi8, _mm_cvtsi128_si64, _mm_mul_epu32, _mm_mulhi_epu16, _mm_mullo_epi16,
+        _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8, _mm_set1_epi16, _mm_set1_epi64x,
+        _mm_slli_epi16, _mm_slli_epi32, _mm_slli_epi64, _mm_srli_epi16, _mm_srli_epi64,
+        _mm_sub_epi16, _mm_sub_epi32, _mm_unpackhi_epi64,
     };
-    let halves = |v: u32| i64::from(v / 10_000) | i64::from(v % 10_000) << 32;
     // SAFETY: SSE2 is enabled for the whole build (the `cfg` above), so the CPU has it;
     // the intrinsics touch no memory.
     unsafe {
-        let x = _mm_set_epi64x(halves(b), halves(a));
+        // Each block in a 64-bit lane, cut into its high and low four digits: v / 10^4 =
+        // v * 3,518,437,209 >> 45 for v < 10^8; the high half in the lane's lower 32 bits.
+        let v = _mm_set_epi64x(i64::from(b), i64::from(a));
+        let high = _mm_srli_epi64::<45>(_mm_mul_epu32(v, _mm_set1_epi64x(3_518_437_209)));
+        let low = _mm_sub_epi32(v, _mm_mul_epu32(high, _mm_set1_epi64x(10_000)));
+        let x = _mm_or_si128(high, _mm_slli_epi64::<32>(low));
         // n / 100 = (n * 5243 >> 16) >> 3 for n < 43,699, in every 16-bit lane (the upper
         // half of each 32-bit lane is zero and stays so).
         let hundreds = _mm_srli_epi16::<3>(_mm_mulhi_epu16(x, _mm_set1_epi16(5_243)));
@@ -384,61 +303,6 @@ mod tests {
     use super::*;
 
     const ALL: [Encoding; 3] = [Encoding::Decimal, Encoding::Hex, Encoding::Base32];
-
-    /// Numbers of every length around its powers of ten, carry chains (nines) and a spread
-    /// of others: what `Decimal16` works on.
-    fn sixteen_digit_numbers() -> impl Iterator<Item = u64> {
-        let powers = (0..16).flat_map(|k| {
-            let p = 10u64.pow(k);
-            [p - 1, p, p + 1, 2 * p - 1, 5 * p, 9 * p]
-        });
-        let spread =
-            (0..2_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % Decimal16::LIMIT);
-        powers.chain(spread).chain([Decimal16::LIMIT - 1])
-    }
-
-    /// The sixteen digits are `format!`'s with leading zeros, and nothing with seventeen
-    /// is taken.
-    #[test]
-    fn decimal16_digits_equal_format() {
-        for v in sixteen_digit_numbers() {
-            let d = Decimal16::new(v).unwrap();
-            let mut text = [0u8; 16];
-            text[..8].copy_from_slice(&d.high.to_le_bytes());
-            text[8..].copy_from_slice(&d.low.to_le_bytes());
-            assert_eq!(&text, format!("{v:016}").as_bytes(), "{v}");
-        }
-        assert_eq!(Decimal16::new(Decimal16::LIMIT), None);
-        assert_eq!(Decimal16::new(u64::MAX), None);
-    }
-
-    /// A sum added in decimal is the sum's own digits (modulo 10^16), carries across every
-    /// digit and across the two words included, in either order.
-    #[test]
-    fn decimal16_sum_equals_the_sums_digits() {
-        let nums: Vec<u64> = sixteen_digit_numbers().collect();
-        for (i, &a) in nums.iter().enumerate() {
-            for &b in nums.iter().skip(i % 7).step_by(7) {
-                let got = Decimal16::new(a).unwrap() + Decimal16::new(b).unwrap();
-                let want = Decimal16::new((a + b) % Decimal16::LIMIT).unwrap();
-                assert_eq!(got, want, "{a} + {b}");
-            }
-        }
-    }
-
-    /// The last `len` digits land at the start, for every length, as `write` writes the
-    /// number; the bytes before them are untouched.
-    #[test]
-    fn decimal16_write_is_the_decimal_text() {
-        for v in sixteen_digit_numbers() {
-            let len = decimal_len(v);
-            let mut buf = [b'#'; 24];
-            let out: &mut [u8; 16] = (&mut buf[4..20]).try_into().unwrap();
-            Decimal16::new(v).unwrap().write(len, out);
-            assert_eq!(&buf[4..4 + len], v.to_string().as_bytes(), "{v}");
-            assert_eq!(&buf[..4], b"####");
-        }
-    }
 
     /// Two blocks at once are the digits of each block alone, at the ends of the range,
     /// around every power of ten, and on a spread of values.

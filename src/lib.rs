@@ -176,7 +176,7 @@ pub mod serde;
 mod sync;
 
 pub use clock::Clock;
-pub use encoding::{Decimal16, Encoding};
+pub use encoding::Encoding;
 pub use error::{Error, LayoutKey, MintError, ParseError};
 #[cfg(target_has_atomic = "64")]
 pub use generator::ClockPolicy;

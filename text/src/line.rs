@@ -1,18 +1,11 @@
 //! A row of text being written in place ([`Line`]: numbers, bytes and padding as
-//! fixed-size stores) and the text of its tick ([`TickNumbers`]: `unix_ms` from the digits
-//! of `ticks`, and the RFC 3339 time from the dates of recent days and tables of the time
-//! of day), below the row writers of `rows.rs`.
+//! fixed-size stores) and the RFC 3339 text of its time ([`TimeText`]: the dates of
+//! recent days and tables of the time of day), below the row writers of `rows.rs`.
 
 use core::fmt::{self, Write as _};
 
+use flakeid::Encoding;
 use flakeid::rfc3339::{self, Timestamp};
-use flakeid::{Decimal16, Encoding};
-
-pub(crate) const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
 
 /// The most one row takes in the batch's text, over-copies included: a row is at most
 /// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
@@ -84,58 +77,16 @@ impl<'a> Line<'a> {
         self.len += Encoding::Decimal.write(v, at);
     }
 
-    /// `v` in decimal from its digits `d` (from [`TickNumbers::digits`]).
-    #[inline(always)]
-    pub(crate) fn digits(&mut self, d: Decimal16, v: u64) {
-        let len = Encoding::decimal_len(v);
-        let at: &mut [u8; 16] = (&mut self.buf[self.len..self.len + 16])
-            .try_into()
-            .expect("16 bytes");
-        d.write(len, at);
-        self.len += len;
-    }
-
-    /// `a`, `between`, then `b`, in decimal: from their digits where they are given.
-    #[inline(always)]
-    pub(crate) fn two(
-        &mut self,
-        a: u64,
-        between: &[u8],
-        b: u64,
-        digits: Option<(Decimal16, Decimal16)>,
-    ) {
-        match digits {
-            Some((da, db)) => {
-                self.digits(da, a);
-                self.bytes(between);
-                self.digits(db, b);
-            }
-            None => {
-                self.u64(a);
-                self.bytes(between);
-                self.u64(b);
-            }
-        }
-    }
-
     /// `v` (below 10,000: a sequence, node or part of one) without a branch on its length,
-    /// which varies from row to row in real data: its four digits found at once in the
-    /// bytes of one word (SWAR), leading zeros shifted out, stored as one 4-byte word of
-    /// which the length counts.
+    /// which varies from row to row in real data: its digits from [`SMALL`], stored as one
+    /// 4-byte word of which the length counts.
     #[inline(always)]
     pub(crate) fn small(&mut self, v: u32) {
-        // The two pairs of digits in 16-bit lanes (v / 100 = v * 5243 >> 19 for v < 43,699),
-        // then each pair's two digits in bytes (p / 10 = p * 103 >> 10 for p < 100): the
-        // first digit in the lowest byte.
-        let high = (v * 5_243) >> 19;
-        let pairs = high | (v - high * 100) << 16;
-        let tens = ((pairs * 103) >> 10) & 0x000F_000F;
-        let digits = tens | (pairs - tens * 10) << 8;
-        // Leading zeros are the low bytes that are zero; the last digit always counts.
-        let zeros = (digits | 1 << 24).trailing_zeros() / 8;
-        let word = (digits + 0x3030_3030) >> (8 * zeros);
+        let word = SMALL[v as usize % 10_000];
         self.buf[self.len..self.len + 4].copy_from_slice(&word.to_le_bytes());
-        self.len += 4 - zeros as usize;
+        // The length from `v`, not from the word: where the next piece goes must not wait
+        // for a load (in a column of random values it may come from L2).
+        self.len += 1 + usize::from(v > 9) + usize::from(v > 99) + usize::from(v > 999);
     }
 
     /// `v` right-aligned in `width` columns (as `{:>width$}`).
@@ -154,12 +105,48 @@ impl<'a> Line<'a> {
     }
 }
 
+/// The decimal text of each number below 10,000, its first digit in the lowest byte of a
+/// little-endian word and zeros after the last (40 KB; a column of sequences or nodes
+/// reads a small part of it).
+static SMALL: [u32; 10_000] = {
+    let mut t = [0; 10_000];
+    let mut v = 0;
+    while v < 10_000 {
+        let mut word = 0u32;
+        let mut rest = v as u32;
+        // From the last digit to the first, each pushed in at the bottom: the first ends
+        // lowest.
+        loop {
+            word = word << 8 | (b'0' as u32 + rest % 10);
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        t[v] = word;
+        v += 1;
+    }
+    t
+};
+
 /// The last Unix millisecond whose year has four digits (9999-12-31T23:59:59.999Z).
 const LAST_FOUR_DIGIT_MS: u64 = 253_402_300_799_999;
 
 /// Milliseconds in a day and in a minute.
 const DAY_MS: u64 = 86_400_000;
 const MINUTE_MS: u32 = 60_000;
+
+/// `:SS` for each second of a minute, in the three low bytes of a little-endian word.
+static SECONDS: [u32; 60] = {
+    let mut t = [0; 60];
+    let mut s = 0;
+    while s < 60 {
+        t[s] =
+            b':' as u32 | (b'0' as u32 + s as u32 / 10) << 8 | (b'0' as u32 + s as u32 % 10) << 16;
+        s += 1;
+    }
+    t
+};
 
 /// Days in the cache of dates: a direct-mapped table, so that a column of IDs spread over
 /// a year or so (in any order) works out each date once.
@@ -205,21 +192,16 @@ struct Day {
     day_t: u32,
 }
 
-/// The text of a tick's numbers and time: the RFC 3339 time from the dates of recent days
-/// and tables of the time of day, and `unix_ms` in decimal from the digits of `ticks` and
-/// of the layout's epoch.
+/// The RFC 3339 text of a time: the date from a cache of recent days, the time of day from
+/// tables.
 #[derive(Debug)]
-pub(crate) struct TickNumbers {
+pub(crate) struct TimeText {
     days: Box<[Day; DAYS]>,
-    /// The layout's epoch in Unix milliseconds, and its digits.
-    epoch_ms: u64,
-    epoch: Option<Decimal16>,
 }
 
-impl TickNumbers {
-    /// For a layout whose epoch is `epoch_ms` in Unix milliseconds.
-    pub(crate) fn new(epoch_ms: u64) -> Self {
-        TickNumbers {
+impl TimeText {
+    pub(crate) fn new() -> Self {
+        TimeText {
             days: Box::new(
                 [Day {
                     day: u32::MAX,
@@ -227,28 +209,13 @@ impl TickNumbers {
                     day_t: 0,
                 }; DAYS],
             ),
-            epoch_ms,
-            epoch: Decimal16::new(epoch_ms),
         }
-    }
-
-    /// The digits of `ticks` and of `unix_ms`, the second by adding the epoch's to the
-    /// first's, where `unix_ms` is `ticks` past the epoch and both have at most sixteen
-    /// digits (then their sum cannot wrap: it is `unix_ms` itself).
-    #[inline(always)]
-    pub(crate) fn digits(&self, ticks: u64, unix_ms: u64) -> Option<(Decimal16, Decimal16)> {
-        let epoch = self.epoch?;
-        if unix_ms.wrapping_sub(ticks) != self.epoch_ms || unix_ms >= Decimal16::LIMIT {
-            return None;
-        }
-        let ticks = Decimal16::new(ticks)?;
-        Some((ticks, ticks + epoch))
     }
 
     /// Appends `unix_ms` as RFC 3339 (`2026-10-31T12:00:00.000Z`, or the expanded year);
     /// returns its length. A four-digit year's text is three words: the date from the
     /// cache of days (worked out by `rfc3339::date_time` on a miss), `HH:MM` and `.ddd`
-    /// from tables, the seconds from `PAIRS`.
+    /// from tables, and `:SS` from a table.
     #[inline(always)]
     pub(crate) fn push(&mut self, out: &mut Line<'_>, unix_ms: u64) -> usize {
         if unix_ms > LAST_FOUR_DIGIT_MS {
@@ -267,11 +234,8 @@ impl TickNumbers {
         let (minute, of_minute) = (of_day / MINUTE_MS, of_day % MINUTE_MS);
         let (second, ms) = ((of_minute / 1_000) as usize, (of_minute % 1_000) as usize);
         let time = u64::from(slot.day_t) | HOURS_MINUTES[minute as usize] << 24;
-        let seconds = u64::from(b':')
-            | u64::from(PAIRS[2 * second]) << 8
-            | u64::from(PAIRS[2 * second + 1]) << 16
-            | u64::from(MILLIS[ms]) << 24
-            | u64::from(b'Z') << 56;
+        let seconds =
+            u64::from(SECONDS[second]) | u64::from(MILLIS[ms]) << 24 | u64::from(b'Z') << 56;
         let at = &mut out.buf[out.len..out.len + 24];
         at[..8].copy_from_slice(&slot.year_month.to_le_bytes());
         at[8..16].copy_from_slice(&time.to_le_bytes());
@@ -291,7 +255,7 @@ impl TickNumbers {
         }
     }
 
-    /// The text [`TickNumbers::push`] writes for a time whose year is not of four digits,
+    /// The text [`TimeText::push`] writes for a time whose year is not of four digits,
     /// by `Timestamp`, in a fixed buffer (no allocation).
     #[cold]
     fn wide(unix_ms: u64) -> Fixed {
@@ -349,7 +313,7 @@ mod tests {
 
     /// `unix_ms` written by `push`, checked against `Timestamp`'s text: the whole row
     /// buffer, so nothing is written before it and its length is the text's.
-    fn check_time(times: &mut TickNumbers, unix_ms: u64) {
+    fn check_time(times: &mut TimeText, unix_ms: u64) {
         let mut buf = [b'#'; 128];
         let mut line = Line {
             buf: &mut buf,
@@ -366,7 +330,7 @@ mod tests {
     /// table's length apart, so slots are reused) is written as `Timestamp` writes it.
     #[test]
     fn times_equal_the_timestamp_oracle() {
-        let mut times = TickNumbers::new(0);
+        let mut times = TimeText::new();
         let mut checked = 0;
         let (mut day, mut step) = (0u64, 0);
         while day * DAY_MS <= LAST_FOUR_DIGIT_MS {
@@ -399,7 +363,7 @@ mod tests {
     /// are written whole, as `Timestamp` writes them.
     #[test]
     fn wide_years_equal_the_timestamp_oracle() {
-        let mut times = TickNumbers::new(0);
+        let mut times = TimeText::new();
         for unix_ms in [
             LAST_FOUR_DIGIT_MS,
             LAST_FOUR_DIGIT_MS + 1,
@@ -408,51 +372,5 @@ mod tests {
         ] {
             check_time(&mut times, unix_ms);
         }
-    }
-
-    /// `ticks` and `unix_ms` are written as `format!` writes them, from their digits where
-    /// `unix_ms` is `ticks` past the epoch and by the plain writer elsewhere (an epoch of
-    /// seventeen digits, a `unix_ms` that is not `ticks` plus the epoch, wrapped sums).
-    #[test]
-    fn ticks_and_unix_ms_equal_format() {
-        let twitter = 1_288_834_974_657u64;
-        let mut fast = 0;
-        for epoch in [0, twitter, Decimal16::LIMIT - 1, Decimal16::LIMIT, u64::MAX] {
-            let times = TickNumbers::new(epoch);
-            for ticks in [
-                0,
-                1,
-                9,
-                99_999_999,
-                100_000_000,
-                41_000_000_000,
-                1 << 41,
-                9_999_999_999_999_999,
-                1 << 60,
-                u64::MAX,
-            ] {
-                for unix_ms in [
-                    ticks.wrapping_add(epoch),
-                    ticks.wrapping_add(twitter),
-                    ticks.wrapping_mul(10).wrapping_add(epoch % 7),
-                ] {
-                    let digits = times.digits(ticks, unix_ms);
-                    fast += usize::from(digits.is_some());
-                    let mut buf = [b'#'; 64];
-                    let mut line = Line {
-                        buf: &mut buf,
-                        len: 1,
-                    };
-                    line.two(ticks, b",", unix_ms, digits);
-                    let len = line.len;
-                    assert_eq!(
-                        &buf[..len],
-                        format!("#{ticks},{unix_ms}").as_bytes(),
-                        "{epoch} {ticks} {unix_ms}"
-                    );
-                }
-            }
-        }
-        assert!(fast >= 12, "{fast}");
     }
 }

@@ -1,14 +1,13 @@
 //! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`,
-//! written without `core::fmt` (each piece in place by `line.rs`'s `Line`, the tick's
-//! numbers and time by its `TickNumbers`), every row appended to one buffer
-//! per batch. Tested against the `format!` oracle it replaced (`tests` below).
+//! written without `core::fmt` (each piece in place by `line.rs`'s `Line`, the time by
+//! its `TimeText`), every row appended to one buffer per batch. Tested against the `format!` oracle it replaced (`tests` below).
 
 use flakeid::Layout;
 
 pub use crate::batch::Row;
 use crate::batch::{Batch, Columns, Width};
 pub use crate::line::ROW_MAX;
-use crate::line::{Line, TICK_TEXT, TickNumbers};
+use crate::line::{Line, TICK_TEXT, TimeText};
 
 /// The text form of decoded rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,12 +24,13 @@ pub enum RowFormat {
 /// Writes the part of a row in `format` that only the tick decides (ticks, unix_ms and
 /// time, with the separators around them) into `l`.
 #[inline(always)]
-fn tick_text(format: RowFormat, time: &mut TickNumbers, l: &mut Line<'_>, r: &Row) {
+fn tick_text(format: RowFormat, time: &mut TimeText, l: &mut Line<'_>, r: &Row) {
     match format {
         RowFormat::Json => {
             l.bytes(b"\",\"ticks\":");
-            let digits = time.digits(r.ticks, r.unix_ms);
-            l.two(r.ticks, b",\"unix_ms\":", r.unix_ms, digits);
+            l.u64(r.ticks);
+            l.bytes(b",\"unix_ms\":");
+            l.u64(r.unix_ms);
             l.bytes(b",\"time\":\"");
             time.push(l, r.unix_ms);
             l.bytes(b"\",\"sequence\":");
@@ -39,8 +39,9 @@ fn tick_text(format: RowFormat, time: &mut TickNumbers, l: &mut Line<'_>, r: &Ro
             l.byte(b',');
             time.push(l, r.unix_ms);
             l.byte(b',');
-            let digits = time.digits(r.ticks, r.unix_ms).map(|(t, ms)| (ms, t));
-            l.two(r.unix_ms, b",", r.ticks, digits);
+            l.u64(r.unix_ms);
+            l.byte(b',');
+            l.u64(r.ticks);
             l.byte(b',');
         }
         RowFormat::Table => {
@@ -63,15 +64,17 @@ pub struct RowWriter {
     /// The node's parts are Discord's `worker` and `process` (else `datacenter`, `worker`).
     discord: bool,
     machine: bool,
-    time: TickNumbers,
+    time: TimeText,
     /// The text between the ID and the sequence, which only the tick decides (ticks,
     /// unix_ms and time), and its length, for the tick it was written for: consecutive IDs
     /// share it.
     tick_text: Box<[u8; ROW_MAX]>,
     tick_text_len: usize,
-    tick_of_text: Option<(u64, u64)>,
-    /// The tick of the row written last.
-    last_tick: Option<(u64, u64)>,
+    /// The (ticks, unix_ms) `tick_text` was written for (from the start, (0, 0)'s: a
+    /// key always with its text, so no row needs to ask whether there is one).
+    tick_of_text: (u64, u64),
+    /// The (ticks, unix_ms) of the row written last.
+    last_tick: (u64, u64),
     /// The byte after each row.
     separator: u8,
 }
@@ -80,19 +83,27 @@ impl RowWriter {
     /// A writer of rows of IDs of `layout`, in `format`.
     pub fn new(layout: &Layout, format: RowFormat) -> RowWriter {
         let fields = crate::NodeFields::of(layout);
-        RowWriter {
+        let mut w = RowWriter {
             format,
             layout: *layout,
             datacenter: fields.datacenter_worker,
             discord: fields.split_names.0 == "worker",
             machine: fields.machine,
-            time: TickNumbers::new(layout.epoch_unix_ms()),
+            time: TimeText::new(),
             tick_text: Box::new([0; ROW_MAX]),
             tick_text_len: 0,
-            tick_of_text: None,
-            last_tick: None,
+            tick_of_text: (0, 0),
+            last_tick: (0, 0),
             separator: b'\n',
-        }
+        };
+        w.tick_part(&Row {
+            id: 0,
+            ticks: 0,
+            unix_ms: 0,
+            sequence: 0,
+            node: 0,
+        });
+        w
     }
 
     /// The header line, if the format has one, appended to `out`.
@@ -137,7 +148,7 @@ impl RowWriter {
         };
         tick_text(self.format, &mut self.time, &mut line, r);
         self.tick_text_len = line.len.min(TICK_TEXT);
-        self.tick_of_text = Some((r.ticks, r.unix_ms));
+        self.tick_of_text = (r.ticks, r.unix_ms);
     }
 
     /// The part of the row that only the tick decides: copied from `tick_text` when it
@@ -146,7 +157,7 @@ impl RowWriter {
     /// whose tick no neighbour shares does not copy what it has just written).
     #[inline(always)]
     fn tick(&mut self, l: &mut Line<'_>, r: &Row) {
-        let key = Some((r.ticks, r.unix_ms));
+        let key = (r.ticks, r.unix_ms);
         if self.tick_of_text != key && self.last_tick == key {
             self.tick_part(r);
         }
@@ -336,6 +347,31 @@ mod tests {
         }
     }
 
+    /// A writer's first row is written in full whatever its tick, (0, 0) (the key its
+    /// cache of tick text starts with) included, and so are the rows after it.
+    #[test]
+    fn the_first_row_is_whole_whatever_its_tick() {
+        let layout = Layout::snowflake();
+        for format in [RowFormat::Table, RowFormat::Json, RowFormat::Csv] {
+            for (ticks, unix_ms) in [(0, 0), (0, layout.epoch_unix_ms()), (5, 7), (0, 0)] {
+                let mut w = RowWriter::new(&layout, format);
+                for id in [0, 1 << 22, 0] {
+                    let r = Row {
+                        id,
+                        ticks,
+                        unix_ms,
+                        sequence: id % 7,
+                        node: 3,
+                    };
+                    let mut out = Vec::new();
+                    let end = w.row(&mut out, 0, &r);
+                    let row = String::from_utf8(out[..end].to_vec()).unwrap();
+                    assert_eq!(row, oracle(&layout, format, &r), "{format:?}");
+                }
+            }
+        }
+    }
+
     /// The `format!` rows this writer replaced: the oracle.
     fn oracle(layout: &Layout, format: RowFormat, r: &Row) -> String {
         let time = Timestamp(i128::from(r.unix_ms) * 1_000_000).to_string();
@@ -417,6 +453,8 @@ mod tests {
                         ms = match i % 7 {
                             0 => next() % (1 << 50),
                             1 => 10u64.pow((i % 19) as u32),
+                            // The time the layout gives the tick (its digits from ticks').
+                            2 | 3 => l.unix_ms_of(ticks).unwrap_or(ms),
                             _ => ms + next() % 3,
                         };
                     }

@@ -235,9 +235,10 @@ fn decimal(v: u64, buf: &mut [u8; Encoding::MAX_LEN]) -> usize {
 }
 
 /// [`eight`] of two blocks at once, in the lanes of one SSE2 register (every x86-64 has
-/// SSE2): the four halves of four digits in 32-bit lanes, split into pairs in 16-bit
-/// lanes, then into digits in bytes, by the same reciprocals as [`eight`]; about half the
-/// instructions of two [`eight`]s. Tested against them.
+/// SSE2): each block cut into its two halves of four digits (32-bit lanes) by a
+/// reciprocal in 64-bit lanes, then the halves split into pairs in 16-bit lanes and into
+/// digits in bytes by the same reciprocals as [`eight`]; about half the instructions of
+/// two [`eight`]s. Tested against them.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 #[inline(always)]
 #[allow(unsafe_code)] // SSE2 intrinsics, called where the build enables SSE2

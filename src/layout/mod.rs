@@ -247,12 +247,13 @@ impl Layout {
             Order::TimeNodeSequence => (0, self.sequence_bits),
             Order::TimeSequenceNode => (self.node_bits, 0),
         };
+        let worker_bits = self.worker_bits() as u8;
         self.cuts = Cuts {
             max_id: mask(self.time_bits + self.sequence_bits + self.node_bits),
             max_ticks: mask(self.time_bits),
             max_sequence: mask(self.sequence_bits),
             max_node: mask(self.node_bits),
-            max_worker: mask(self.node_bits - self.datacenter_bits),
+            max_worker: mask(worker_bits),
             ms_ticks_end: if self.unit_ms != 0 {
                 mask(self.time_bits).saturating_add(1)
             } else {
@@ -261,7 +262,7 @@ impl Layout {
             time_shift: self.sequence_bits + self.node_bits,
             sequence_shift,
             node_shift,
-            worker_bits: self.node_bits - self.datacenter_bits,
+            worker_bits,
         };
         self
     }

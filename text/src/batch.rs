@@ -157,7 +157,7 @@ impl<S: Copy + Into<u64>> Columns<'_, S> {
     }
 
     /// Every row, in order: the columns zipped (each cut to the IDs' length), so that no
-    /// row pays a bounds check per column, in a `for` loop as in `for_each`.
+    /// row pays a bounds check per column, whether it is read by `for` or `for_each`.
     pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {
         let n = self.ids.len();
         let columns = self

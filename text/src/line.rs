@@ -82,7 +82,7 @@ impl<'a> Line<'a> {
     /// 4-byte word of which the length counts.
     #[inline(always)]
     pub(crate) fn small(&mut self, v: u32) {
-        let word = SMALL[v as usize % 10_000];
+        let word = SMALL[v as usize];
         self.buf[self.len..self.len + 4].copy_from_slice(&word.to_le_bytes());
         // The length from `v`, not from the word: where the next piece goes must not wait
         // for a load (in a column of random values it may come from L2).

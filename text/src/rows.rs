@@ -1,6 +1,7 @@
 //! Decoded IDs as rows of text, for `flakeid decode` and the service's `/v1/decode`,
 //! written without `core::fmt` (each piece in place by `line.rs`'s `Line`, the time by
-//! its `TimeText`), every row appended to one buffer per batch. Tested against the `format!` oracle it replaced (`tests` below).
+//! its `TimeText`), every row appended to one buffer per batch. Tested against the
+//! `format!` oracle it replaced (`tests` below).
 
 use flakeid::Layout;
 
@@ -453,7 +454,7 @@ mod tests {
                         ms = match i % 7 {
                             0 => next() % (1 << 50),
                             1 => 10u64.pow((i % 19) as u32),
-                            // The time the layout gives the tick (its digits from ticks').
+                            // The time the layout gives the tick, as in decoded rows.
                             2 | 3 => l.unix_ms_of(ticks).unwrap_or(ms),
                             _ => ms + next() % 3,
                         };

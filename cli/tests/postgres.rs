@@ -111,8 +111,10 @@ fn the_database_paused_under_two_holders_costs_no_duplicate() {
             .unwrap()
             .as_nanos() as u64
     };
-    let stopped_at = now_ns();
     pg.signal_all("STOP");
+    // From here no process of the database runs: a reservation it stored was stored
+    // before this instant.
+    let stopped_at = now_ns();
     // The fault's length (past the window and the lease), not an order between processes.
     std::thread::sleep(Duration::from_secs(6));
     let continued_at = now_ns();

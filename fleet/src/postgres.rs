@@ -289,9 +289,23 @@ impl Postgres {
 
     /// Sends `signal` (`STOP`, `CONT`) to the whole server: the postmaster and every
     /// process it started (the backends that serve the open sessions, the WAL writer, ...).
-    /// The postmaster alone, stopped, would leave the open sessions served.
+    /// The postmaster alone, stopped, would leave the open sessions served. When this
+    /// returns, every process has been signalled: a `STOP` is whole from then on.
     pub fn signal_all(&self, signal: &str) {
         let postmaster = self.process.pid().expect("a running server");
+        // A child may have exited since it was listed (an autovacuum worker): `kill`
+        // then fails for it alone and still signals the others.
+        let kill = |pids: &[u32]| {
+            let _ = Command::new("kill")
+                .arg(format!("-{signal}"))
+                .args(pids.iter().map(u32::to_string))
+                .status();
+        };
+        // Stopped first, so that it starts no process after the children are listed;
+        // continued last, so that none starts before its siblings run.
+        if signal == "STOP" {
+            kill(&[postmaster]);
+        }
         let children: Vec<u32> = std::fs::read_dir("/proc")
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
@@ -306,17 +320,12 @@ impl Postgres {
                     == Some(postmaster)
             })
             .collect();
-        // Stopped first, so that it starts nothing; continued last.
-        let mut all = vec![postmaster];
-        all.extend(children);
-        if signal == "CONT" {
-            all.reverse();
+        // One `kill` for all the children: one instant, not one process start each.
+        if !children.is_empty() {
+            kill(&children);
         }
-        for pid in all {
-            let _ = Command::new("kill")
-                .arg(format!("-{signal}"))
-                .arg(pid.to_string())
-                .status();
+        if signal != "STOP" {
+            kill(&[postmaster]);
         }
     }
 

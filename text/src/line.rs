@@ -89,20 +89,53 @@ impl<'a> Line<'a> {
         self.len += 1 + usize::from(v > 9) + usize::from(v > 99) + usize::from(v > 999);
     }
 
-    /// `v` right-aligned in `width` columns (as `{:>width$}`).
-    #[inline]
+    /// `v` right-aligned in `width` columns (as `{:>width$}`, `width` at most 20). A `v`
+    /// that fits takes exactly `width` columns, so where the row goes on does not wait for
+    /// `v`'s length: the field is spaces, then `v` written to end at its last column.
+    #[inline(always)]
     pub(crate) fn right(&mut self, v: u64, width: usize) {
-        self.spaces(width.saturating_sub(Encoding::decimal_len(v)));
-        self.u64(v);
+        if !fits(v, width) {
+            return self.u64(v);
+        }
+        self.buf[self.len..self.len + 32].copy_from_slice(&[b' '; 32]);
+        let end = self.len + width;
+        self.digits_at(v, end - Encoding::decimal_len(v));
+        self.len = end;
     }
 
-    /// `v` left-aligned in `width` columns (as `{:<width$}`).
-    #[inline]
+    /// `v` left-aligned in `width` columns (as `{:<width$}`, `width` at most 20): as
+    /// [`Line::right`], `v` first, then the spaces up to the field's end.
+    #[inline(always)]
     pub(crate) fn left(&mut self, v: u64, width: usize) {
-        let len = Encoding::decimal_len(v);
-        self.u64(v);
-        self.spaces(width.saturating_sub(len));
+        if !fits(v, width) {
+            return self.u64(v);
+        }
+        let after = self.len + Encoding::decimal_len(v);
+        self.digits_at(v, self.len);
+        self.buf[after..after + 32].copy_from_slice(&[b' '; 32]);
+        self.len += width;
     }
+
+    /// `v` in decimal from `at` (the bytes after it up to 20 from `at` may be written too),
+    /// leaving `len` as it is.
+    #[inline(always)]
+    fn digits_at(&mut self, v: u64, at: usize) {
+        if v < 10_000 {
+            self.buf[at..at + 4].copy_from_slice(&SMALL[v as usize].to_le_bytes());
+        } else {
+            let to: &mut [u8; Encoding::MAX_LEN] = (&mut self.buf[at..at + Encoding::MAX_LEN])
+                .try_into()
+                .expect("20 bytes");
+            Encoding::Decimal.write(v, to);
+        }
+    }
+}
+
+/// Whether `v` takes at most `width` (at most 20) digits in decimal (the power of ten
+/// is a constant where `width` is).
+#[inline(always)]
+fn fits(v: u64, width: usize) -> bool {
+    width >= 20 || v < 10u64.pow(width as u32)
 }
 
 /// The decimal text of each number below 10,000, its first digit in the lowest byte of a
@@ -308,6 +341,40 @@ mod tests {
             let len = line.len;
             assert_eq!(&buf[1..len], v.to_string().as_bytes(), "{v}");
             assert_eq!(buf[0], b'#');
+        }
+    }
+
+    /// `right` and `left` write what `{:>w$}` and `{:<w$}` write, for every width up to
+    /// 20 and numbers of every length (those longer than the width as they are, with no
+    /// padding), nothing before the field, and the next piece where the text ends.
+    #[test]
+    fn padded_numbers_equal_format() {
+        let mut values = vec![0, u64::MAX];
+        for d in 1..20 {
+            let p = 10u64.pow(d);
+            values.extend([p - 1, p, p + p / 3]);
+        }
+        for width in 1..=20 {
+            for &v in &values {
+                for (right, want) in [
+                    (true, format!("{v:>width$}|")),
+                    (false, format!("{v:<width$}|")),
+                ] {
+                    let mut buf = [b'#'; 3 + ROW_MAX];
+                    let mut line = Line {
+                        buf: &mut buf,
+                        len: 3,
+                    };
+                    match right {
+                        true => line.right(v, width),
+                        false => line.left(v, width),
+                    }
+                    line.byte(b'|');
+                    let len = line.len;
+                    assert_eq!(&buf[3..len], want.as_bytes(), "{v} in {width}");
+                    assert_eq!(&buf[..3], b"###");
+                }
+            }
         }
     }
 

@@ -435,6 +435,8 @@ mod tests {
             Layout::discord(),
             Layout::mastodon(),
             "time=40,seq=1,node=1,unit=1s".parse().unwrap(),
+            // A sequence and a node wider than the table's columns.
+            "time=20,seq=30,node=14,unit=1s".parse().unwrap(),
         ];
         let mut checked = 0;
         for l in layouts {
@@ -475,6 +477,6 @@ mod tests {
                 }
             }
         }
-        assert_eq!(checked, 5 * 3 * 20_000);
+        assert_eq!(checked, 6 * 3 * 20_000);
     }
 }

@@ -15,9 +15,9 @@ pub const ROW_MAX: usize = 512;
 /// The room kept for the part of a row that only the tick decides (at most about 80 bytes).
 pub(crate) const TICK_TEXT: usize = 128;
 
-/// A row being written straight into the batch's text, from `len`. Numbers go in place,
-/// four digits a step, from their known length; padding and the cached tick text are
-/// fixed-size copies (no `memset`/`memmove` call per piece), of which only `len` counts.
+/// A row being written straight into the batch's text, from `len`. Numbers go in place
+/// ([`Line::digits_at`]); padding and the cached tick text are fixed-size copies (no
+/// `memset`/`memmove` call per piece), of which only `len` counts.
 pub(crate) struct Line<'a> {
     pub(crate) buf: &'a mut [u8],
     pub(crate) len: usize,
@@ -63,30 +63,11 @@ impl<'a> Line<'a> {
         self.len += n.min(32);
     }
 
-    /// `v` in decimal, by the core's writer (four digits a step), straight into the row
-    /// (which keeps the 20 bytes' slack it may write).
+    /// `v` in decimal, straight into the row (which keeps the 20 bytes' slack
+    /// [`Line::digits_at`] may write).
     #[inline(always)]
     pub(crate) fn u64(&mut self, v: u64) {
-        if v < 10_000 {
-            return self.small(v as u32);
-        }
-        let at: &mut [u8; Encoding::MAX_LEN] = (&mut self.buf
-            [self.len..self.len + Encoding::MAX_LEN])
-            .try_into()
-            .expect("20 bytes");
-        self.len += Encoding::Decimal.write(v, at);
-    }
-
-    /// `v` (below 10,000: a sequence, node or part of one) without a branch on its length,
-    /// which varies from row to row in real data: its digits from [`SMALL`], stored as one
-    /// 4-byte word of which the length counts.
-    #[inline(always)]
-    pub(crate) fn small(&mut self, v: u32) {
-        let word = SMALL[v as usize];
-        self.buf[self.len..self.len + 4].copy_from_slice(&word.to_le_bytes());
-        // The length from `v`, not from the word: where the next piece goes must not wait
-        // for a load (in a column of random values it may come from L2).
-        self.len += 1 + usize::from(v > 9) + usize::from(v > 99) + usize::from(v > 999);
+        self.len += self.digits_at(v, self.len);
     }
 
     /// `v` right-aligned in `width` columns (as `{:>width$}`, `width` at most 20). A `v`
@@ -116,17 +97,23 @@ impl<'a> Line<'a> {
         self.len += width;
     }
 
-    /// `v` in decimal from `at` (the bytes after it up to 20 from `at` may be written too),
-    /// leaving `len` as it is.
+    /// `v` in decimal from `at`, leaving `len` as it is; returns its length (the bytes
+    /// after it, up to 20 from `at`, may be written too). At or above 10,000 by the core's
+    /// writer (eight digits a step); below (a sequence, node or part of one) without a
+    /// branch on its length, which varies from row to row in real data: its digits from
+    /// [`SMALL`], stored as one 4-byte word.
     #[inline(always)]
-    fn digits_at(&mut self, v: u64, at: usize) {
+    fn digits_at(&mut self, v: u64, at: usize) -> usize {
         if v < 10_000 {
             self.buf[at..at + 4].copy_from_slice(&SMALL[v as usize].to_le_bytes());
+            // The length from `v`, not from the word: where the next piece goes must not
+            // wait for a load (in a column of random values it may come from L2).
+            1 + usize::from(v > 9) + usize::from(v > 99) + usize::from(v > 999)
         } else {
             let to: &mut [u8; Encoding::MAX_LEN] = (&mut self.buf[at..at + Encoding::MAX_LEN])
                 .try_into()
                 .expect("20 bytes");
-            Encoding::Decimal.write(v, to);
+            Encoding::Decimal.write(v, to)
         }
     }
 }
@@ -337,7 +324,7 @@ mod tests {
                 buf: &mut buf,
                 len: 1,
             };
-            line.small(v);
+            line.u64(u64::from(v));
             let len = line.len;
             assert_eq!(&buf[1..len], v.to_string().as_bytes(), "{v}");
             assert_eq!(buf[0], b'#');

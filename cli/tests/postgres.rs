@@ -303,8 +303,10 @@ fn holders_whose_clocks_are_5s_apart_hand_over_on_the_servers_clock() {
     // (a third of the window).
     let least_left = Duration::from_millis(3000 - 334);
     let hand_over = |from: &procs::Gen, to: &procs::Gen| {
-        from.signal("STOP");
+        // Taken before the signal: the lease's last renewal came before the stop landed,
+        // which is no earlier than this.
         let stopped = Instant::now();
+        from.signal("STOP");
         assert_eq!(to.claimed_node(), 0);
         let took = stopped.elapsed();
         assert!(

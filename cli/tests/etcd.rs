@@ -14,11 +14,12 @@ use flakeid_fleet::{gen_scenarios, scenarios};
 use std::process::Command;
 
 use flakeid::claim::OpenOptions;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet::{Process, Server, free_port, holders_keep_minting, stop_and_check_unique};
 
 use flakeid_fleet::etcd::{Etcd, answers, etcd_available, member};
+use flakeid_fleet::service::until;
 
 scenarios!(Etcd::start, "etcd");
 
@@ -113,14 +114,10 @@ fn holders_keep_minting_through_a_stalled_and_a_killed_etcd_member() {
     // Member 1 goes only once member 0 serves a linearizable read again (it has caught up
     // with the leader): otherwise the cluster would be left without a quorum.
     let first = format!("http://127.0.0.1:{}", cluster.members[0].1);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !answers(&first) {
-        assert!(
-            Instant::now() < deadline,
-            "member 0 did not rejoin after SIGCONT"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    assert!(
+        until(Duration::from_secs(30), || answers(&first)),
+        "member 0 did not rejoin after SIGCONT"
+    );
     cluster.members[1].0.stop();
     holders_keep_minting(&holders, Duration::from_secs(20), "member 1 killed");
     let mut all = Vec::new();

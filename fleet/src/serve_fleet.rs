@@ -202,7 +202,7 @@ pub fn a_server_recovers_from_an_outage_past_its_lease_in_process(
     }
 }
 
-/// Polls `f` every 50 ms until it is true; false after `bound`.
+/// Polls `f` every 20 ms until it is true; false after `bound`.
 pub(crate) fn until(bound: Duration, f: impl FnMut() -> bool) -> bool {
     crate::service::until(bound, f)
 }

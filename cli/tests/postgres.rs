@@ -230,6 +230,85 @@ fn a_failover_to_the_synchronous_standby_costs_no_duplicate() {
     );
 }
 
+/// A primary frozen whole (SIGSTOP: its sockets accept, nothing answers) and listed
+/// first in the URL, its synchronous standby promoted: the holders reach the promoted
+/// one past the frozen host, which stays frozen until they are done, and finish; no ID
+/// twice. Their longest pause is printed. Then the old primary is continued beside the
+/// promoted one (split brain): a new connect finds two hosts that take writes and is
+/// refused, naming both.
+#[test]
+fn a_frozen_first_host_does_not_hold_up_the_failover() {
+    let _one = fleet::one_at_a_time();
+    let Some(primary) = Postgres::start_with("frozen", "synchronous_standby_names = 'standby'")
+    else {
+        return;
+    };
+    let standby = primary.standby("frozen");
+    primary.wait_for_standbys("standby=sync");
+    let url = format!(
+        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}",
+        primary.port,
+        standby.port,
+        primary.password_file.display()
+    );
+    let args = [
+        "--nodes",
+        "0..2",
+        "--window",
+        "1s",
+        "--ttl",
+        "6s",
+        "--max-wait",
+        "60s",
+        "-n",
+        "3000",
+        "--rate",
+        "200",
+    ];
+    let holders = procs::holders(&url, "frozen", &args, 2);
+    for h in &holders {
+        h.wait_for_ids(100);
+    }
+    primary.signal_all("STOP");
+    let promoting = std::time::Instant::now();
+    standby.promote();
+    let promote_took = promoting.elapsed();
+    let mut all = Vec::new();
+    for h in holders {
+        let (status, ids) = h.finish(Duration::from_secs(90));
+        assert!(status.success(), "a holder failed over badly");
+        assert_eq!(ids.len(), 3000);
+        let layout = flakeid::Layout::snowflake();
+        let ms: Vec<u64> = ids
+            .iter()
+            .map(|&id| layout.decompose(id).unwrap().ticks)
+            .collect();
+        let pause = ms.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        eprintln!(
+            "a holder's longest pause: {pause} ms (the promotion took {} ms; window 1 s)",
+            promote_took.as_millis()
+        );
+        all.extend(ids);
+    }
+    let count = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), count, "a duplicate ID across the failover");
+    primary.signal_all("CONT");
+    assert!(
+        flakeid_fleet::service::until(Duration::from_secs(30), || primary.answers()),
+        "the old primary never answered again"
+    );
+    let err = flakeid_stores::open(&url, &OpenOptions::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("two hosts of the URL take writes")
+            && text.contains(&format!("127.0.0.1:{}", primary.port))
+            && text.contains(&format!("127.0.0.1:{}", standby.port)),
+        "{text}"
+    );
+}
+
 /// A holder cut off from the database (a partition: its bytes held in the proxy, nothing
 /// closed) past its lease: it stops at its fence; a second holder, not cut off, takes the
 /// id once the server's clock ends the first one's lease, and mints; then the partition

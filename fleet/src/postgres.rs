@@ -259,7 +259,13 @@ impl Postgres {
     /// (`pg_basebackup -R`), synchronous if the primary names it (`application_name`
     /// `standby`), started and answering.
     pub fn standby(&self, name: &str) -> Postgres {
-        let process = Process::new("postgres", &format!("{name}-standby"));
+        self.standby_as(name, "standby")
+    }
+
+    /// [`Postgres::standby`] whose `application_name` (its name in the primary's
+    /// `synchronous_standby_names` and `pg_stat_replication`) is `app`.
+    pub fn standby_as(&self, name: &str, app: &str) -> Postgres {
+        let process = Process::new("postgres", &format!("{name}-{app}"));
         let mut standby = Postgres {
             port: free_port(),
             password_file: process.dir.join("superuser.password"),
@@ -277,7 +283,7 @@ impl Postgres {
             .arg("-p")
             .arg(self.port.to_string())
             .arg("-d")
-            .arg(format!("application_name=standby password={PASSWORD}"))
+            .arg(format!("application_name={app} password={PASSWORD}"))
             .status()
             .unwrap();
         assert!(status.success(), "pg_basebackup failed");
@@ -285,6 +291,37 @@ impl Postgres {
         standby.configure("synchronous_standby_names = ''");
         standby.launch();
         standby
+    }
+
+    /// Sets `synchronous_standby_names` to `names` and reloads; returns once the server
+    /// reads it (bounded at 10 s).
+    pub fn name_standbys(&self, names: &str) {
+        let quoted = names.replace('\'', "''");
+        self.sql(
+            "postgres",
+            &format!("ALTER SYSTEM SET synchronous_standby_names = '{quoted}'"),
+        );
+        self.sql("postgres", "SELECT pg_reload_conf()");
+        let read = crate::service::until(Duration::from_secs(10), || {
+            self.psql("postgres", "SHOW synchronous_standby_names")
+                .is_ok_and(|shown| shown == names)
+        });
+        assert!(read, "synchronous_standby_names = '{names}' was never read");
+    }
+
+    /// Waits (bounded at 30 s) until the standbys streaming from this primary are
+    /// `expected`: `APP=SYNC_STATE` pairs in `application_name` order, comma-separated
+    /// (`"s1=sync,s2=async"`).
+    pub fn wait_for_standbys(&self, expected: &str) {
+        let query = "SELECT coalesce(string_agg(application_name || '=' || sync_state, ',' \
+                     ORDER BY application_name), '') FROM pg_stat_replication \
+                     WHERE state = 'streaming'";
+        let mut seen = String::new();
+        let reached = crate::service::until(Duration::from_secs(30), || {
+            seen = self.psql("postgres", query).unwrap_or_default();
+            seen == expected
+        });
+        assert!(reached, "the standbys never were {expected}: last {seen}");
     }
 
     /// Sends `signal` (`STOP`, `CONT`) to the whole server: the postmaster and every

@@ -43,6 +43,17 @@ fn corrupt(shared: &Shared, namespace: &str, node: i64, value: i64) -> ClaimErro
     }
 }
 
+/// A write whose row, as stored, is not what the statement wrote: something on the
+/// table rewrites the store's writes, so nothing it answered is trusted.
+fn rewritten(shared: &Shared, namespace: &str, node: i64, what: String) -> ClaimError {
+    ClaimError::Corrupt {
+        path: format!("{}.nodes ({namespace}/{node})", shared.schema),
+        reason: format!(
+            "the row as stored is not what was written ({what}): a trigger, rule or policy rewrites the store's writes, so no claim or reservation on it is trusted; drop it (the store refuses such a schema at connect)"
+        ),
+    }
+}
+
 impl PostgresStore {
     /// [`ClaimStore::claim`](flakeid::claim::ClaimStore::claim): the lowest id of the pool
     /// with no row, or whose lease ended and whose data can be read, each try one
@@ -93,9 +104,23 @@ impl PostgresStore {
                     )
                     .await
                     .map_err(shared.e())?;
-                match done {
-                    Some(_) => Ok(()),
-                    None => Err(why_not(&shared, &client, &claimed).await),
+                let Some(row) = done else {
+                    return Err(why_not(&shared, &client, &claimed).await);
+                };
+                let (stored, kept, live): (Option<i64>, i64, Option<bool>) =
+                    (row.get(0), row.get(1), row.get(2));
+                if stored.is_some_and(|s| s >= reserved) && kept == token && live == Some(true) {
+                    Ok(())
+                } else {
+                    Err(rewritten(
+                        &shared,
+                        &claimed.namespace,
+                        node,
+                        format!(
+                            "renewed to {reserved}, stored {stored:?}, token {}, lease live: {live:?}",
+                            if kept == token { "kept" } else { "changed" }
+                        ),
+                    ))
                 }
             }
         })
@@ -117,8 +142,17 @@ impl PostgresStore {
                     .query_opt(&shared.sql.release, &[ns, &node, &token, &reserved])
                     .await
                     .map_err(shared.e())?;
-                if done.is_some() {
-                    return Ok(());
+                if let Some(row) = done {
+                    let (stored, released): (Option<i64>, bool) = (row.get(0), row.get(1));
+                    if stored == Some(reserved) && released {
+                        return Ok(());
+                    }
+                    return Err(rewritten(
+                        &shared,
+                        ns,
+                        node,
+                        format!("released at {reserved}, stored {stored:?}, released: {released}"),
+                    ));
                 }
                 let why = why_not(&shared, &client, &claimed).await;
                 if matches!(why, ClaimError::NotOwner { .. }) {
@@ -336,7 +370,7 @@ impl Claim<'_> {
                 .await
                 .map_err(&e)?;
             if let Some(kept) = kept {
-                return self.claimed(mine.node, kept.get(0));
+                return self.claimed(mine.node, &kept);
             }
         }
         let (mut held, mut corrupt) = (0, Vec::new());
@@ -356,8 +390,8 @@ impl Claim<'_> {
                         .query_opt(&shared.sql.insert, &args)
                         .await
                         .map_err(&e)?;
-                    if made.is_some() {
-                        return self.claimed(node, None);
+                    if let Some(made) = made {
+                        return self.claimed(node, &made);
                     }
                     held += 1;
                 }
@@ -368,7 +402,7 @@ impl Claim<'_> {
                     .await
                     .map_err(&e)?
                 {
-                    Some(taken) => return self.claimed(node, taken.get(0)),
+                    Some(taken) => return self.claimed(node, &taken),
                     None => held += 1,
                 },
             }
@@ -383,7 +417,18 @@ impl Claim<'_> {
         })
     }
 
-    fn claimed(&self, node: i64, stored: Option<i64>) -> Result<Claimed, ClaimError> {
+    /// The claim of `node`, from its row as the write returned it (`reserved, token`):
+    /// refused where the token stored is not the one written.
+    fn claimed(&self, node: i64, row: &tokio_postgres::Row) -> Result<Claimed, ClaimError> {
+        let (stored, token): (Option<i64>, i64) = (row.get(0), row.get(1));
+        if token != self.token {
+            return Err(rewritten(
+                self.shared,
+                self.namespace,
+                node,
+                "claimed with a new token, another stored".into(),
+            ));
+        }
         Ok(Claimed {
             namespace: self.namespace.into(),
             node: node as u64,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::vec::Vec;
 
 use flakeid::claim::ClaimError;
-use flakeid::claim::store::read_pem;
+use flakeid::claim::store::{read_pem, unreachable};
 use tokio_postgres::config::{SslMode, TargetSessionAttrs};
 use tokio_postgres::error::Severity;
 use tokio_postgres::tls::MakeTlsConnect;
@@ -16,7 +16,8 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Socket};
 
 use crate::errors::pg_error;
 use crate::schema;
-use crate::settings::{Replication, Settings, Tls};
+use crate::settings::{Settings, Tls};
+use crate::topology;
 
 /// A session on the primary.
 pub(crate) struct Session {
@@ -40,9 +41,15 @@ impl Session {
     }
 }
 
+/// How long, once a host answered as the primary, the others still have to answer: a
+/// second primary among them (an old one still running beside a promoted standby) is
+/// refused, and a host that does not answer (frozen, or dropping packets) costs no more.
+const SECOND_PRIMARY_WAIT: Duration = Duration::from_millis(200);
+
 /// How a connection is made: the client's configuration and TLS, built once.
 pub(crate) struct Connector {
-    config: Config,
+    /// A configuration for each host of the URL, in its order, with its `HOST:PORT`.
+    hosts: Vec<(String, Config)>,
     tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     settings: Settings,
     /// The bound on one attempt: the session's `statement_timeout` is four fifths of it.
@@ -53,9 +60,6 @@ impl Connector {
     /// The connector for `settings`, each attempt bounded by `attempt`.
     pub(crate) fn new(settings: &Settings, attempt: Duration) -> Result<Connector, ClaimError> {
         let mut config = Config::new();
-        for (host, port) in &settings.hosts {
-            config.host(host).port(*port);
-        }
         config
             .dbname(&settings.dbname)
             .user(&settings.user)
@@ -63,9 +67,12 @@ impl Connector {
             .connect_timeout(attempt)
             .keepalives(true)
             .keepalives_idle(Duration::from_secs(5))
-            // The store writes: a standby is never used, and a multi-host URL finds the
-            // primary among its hosts.
-            .target_session_attrs(TargetSessionAttrs::ReadWrite);
+            // The store writes: a standby is never used.
+            .target_session_attrs(TargetSessionAttrs::ReadWrite)
+            // Pinned from the session's first statement: a function or operator another
+            // role planted in `public` or in a schema named like this role is never
+            // found (every statement also names pg_catalog's functions and types).
+            .options("-c search_path=pg_catalog,pg_temp");
         if let Some(password) = &settings.password {
             config.password(password.expose());
         }
@@ -79,12 +86,112 @@ impl Connector {
                 None
             }
         };
+        // Each host on its own, all at once (not one after another), so that a host that
+        // never answers costs no more than the wait above.
+        let hosts = settings
+            .hosts
+            .iter()
+            .map(|(host, port)| {
+                let mut config = config.clone();
+                config.host(host).port(*port);
+                let shown = if host.contains(':') {
+                    format!("[{host}]:{port}")
+                } else {
+                    format!("{host}:{port}")
+                };
+                (shown, config)
+            })
+            .collect();
         Ok(Connector {
-            config,
+            hosts,
             tls,
             settings: settings.clone(),
             attempt,
         })
+    }
+
+    /// A connection to the one host of the URL that takes writes, and the count of its
+    /// warnings. The hosts are tried all at once, each within the attempt bound; once one
+    /// answers as the primary, the others have [`SECOND_PRIMARY_WAIT`] to answer too,
+    /// and a second primary that is not the same server is refused. Without a primary,
+    /// the error that says most: a refusal (a password, a certificate) before an outage,
+    /// the URL's first host before the others.
+    async fn primary(&self) -> Result<(Client, Arc<AtomicU64>), ClaimError> {
+        let (url, schema) = (&self.settings.url, &self.settings.schema);
+        let mut tries = tokio::task::JoinSet::new();
+        for (index, (_, config)) in self.hosts.iter().enumerate() {
+            let (config, tls, attempt) = (config.clone(), self.tls.clone(), self.attempt);
+            tries.spawn(async move {
+                let warned = Arc::new(AtomicU64::new(0));
+                let counter = Arc::clone(&warned);
+                let opened = match tls {
+                    Some(tls) => tokio::time::timeout(attempt, open(&config, tls, counter)).await,
+                    None => tokio::time::timeout(attempt, open(&config, NoTls, counter)).await,
+                };
+                (index, opened.map(|o| o.map(|client| (client, warned))))
+            });
+        }
+        let mut found: Option<(usize, Client, Arc<AtomicU64>)> = None;
+        let mut errors: Vec<(usize, ClaimError)> = Vec::new();
+        let mut until = None;
+        loop {
+            let next = match until {
+                None => tries.join_next().await,
+                Some(until) => match tokio::time::timeout_at(until, tries.join_next()).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                },
+            };
+            let Some(joined) = next else {
+                break;
+            };
+            let Ok((index, opened)) = joined else {
+                continue;
+            };
+            let host = &self.hosts[index].0;
+            match opened {
+                Ok(Ok((client, warned))) => match &found {
+                    None => {
+                        found = Some((index, client, warned));
+                        until = Some(tokio::time::Instant::now() + SECOND_PRIMARY_WAIT);
+                    }
+                    Some((first, first_client, _)) => {
+                        if !same_server(first_client, &client).await {
+                            return Err(ClaimError::Refused {
+                                store: url.clone(),
+                                reason: format!(
+                                    "two hosts of the URL take writes ({} and {host}): an old primary still runs beside a promoted standby, and holders on each would mint the same IDs. Stop or fence the old primary (flakeid-postgres's README, Replication and failover)",
+                                    self.hosts[*first].0
+                                ),
+                            });
+                        }
+                    }
+                },
+                Ok(Err(e)) => errors.push((index, pg_error(url, schema, &e))),
+                Err(_) => errors.push((
+                    index,
+                    unreachable(url, format!("{host}: no answer within {:?}", self.attempt)),
+                )),
+            }
+        }
+        if let Some((_, client, warned)) = found {
+            return Ok((client, warned));
+        }
+        let rank = |e: &ClaimError| match e.kind() {
+            flakeid::claim::ClaimErrorKind::Access => 0,
+            flakeid::claim::ClaimErrorKind::Unavailable => 2,
+            _ => 1,
+        };
+        errors.sort_by_key(|(index, e)| (rank(e), *index));
+        Err(errors.into_iter().next().map_or_else(
+            || unreachable(url, format!("no answer within {:?}", self.attempt)),
+            |(_, e)| e,
+        ))
+    }
+
+    /// What the URL said.
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// A new session on the primary, its settings made, its tables checked; and the
@@ -92,12 +199,7 @@ impl Connector {
     pub(crate) async fn connect(&self) -> Result<(Session, Vec<String>), ClaimError> {
         let (url, schema) = (&self.settings.url, &self.settings.schema);
         let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
-        let warned = Arc::new(AtomicU64::new(0));
-        let mut client = match &self.tls {
-            Some(tls) => open(&self.config, tls.clone(), Arc::clone(&warned)).await,
-            None => open(&self.config, NoTls, Arc::clone(&warned)).await,
-        }
-        .map_err(e)?;
+        let (mut client, warned) = self.primary().await?;
         // Each reservation is committed where a failover keeps it (the standby's
         // flush), each statement at read committed with its row locks, and a statement
         // that hangs (a lock held by a stalled session) is cancelled by the server.
@@ -114,8 +216,9 @@ impl Connector {
             ))
             .await
             .map_err(e)?;
-        let (risks, standby_names) = self.replication(&client).await?;
-        schema::ensure(&mut client, url, schema).await?;
+        let (risks, standby_names) =
+            topology::check(&client, url, schema, self.settings.replication).await?;
+        schema::ensure(&mut client, url, schema, self.settings.owner.as_deref()).await?;
         let session = Session {
             client: Arc::new(client),
             warned,
@@ -123,40 +226,17 @@ impl Connector {
         };
         Ok((session, risks))
     }
+}
 
-    /// Whether a committed reservation survives a failover: synchronous standbys, or no
-    /// standby at all; asynchronous ones only with `replication=async`, with a warning.
-    /// With the warnings, `synchronous_standby_names`.
-    async fn replication(&self, client: &Client) -> Result<(Vec<String>, String), ClaimError> {
-        let (url, schema) = (&self.settings.url, &self.settings.schema);
-        let row = client
-            .query_one(
-                "SELECT current_setting('synchronous_standby_names'), \
-                 (SELECT count(*) FROM pg_stat_replication), pg_is_in_recovery()",
-                &[],
-            )
-            .await
-            .map_err(|e| pg_error(url, schema, &e))?;
-        let (names, standbys, recovery): (String, i64, bool) = (row.get(0), row.get(1), row.get(2));
-        if recovery {
-            return Err(flakeid::claim::store::unreachable(
-                url,
-                "the server is a standby (in recovery): connect to the primary, or list every host with target_session_attrs=read-write",
-            ));
-        }
-        if !names.trim().is_empty() || standbys == 0 {
-            return Ok((Vec::new(), names));
-        }
-        let risk = format!(
-            "{url}: the primary streams to {standbys} standby(s) asynchronously (synchronous_standby_names is empty): a failover to one of them can lose the last renewals, and a holder there may then start below IDs the old holder minted (as far back as one window). Name them in synchronous_standby_names to close this"
-        );
-        match self.settings.replication {
-            Replication::Asynchronous => Ok((vec![risk], names)),
-            Replication::Synchronous => Err(ClaimError::Refused {
-                store: url.clone(),
-                reason: format!("{risk}, or add replication=async to the URL to accept it"),
-            }),
-        }
+/// Whether two sessions are on one server (a URL may name it twice, by two names): the
+/// same system and the same postmaster start. A promoted standby shares the system
+/// identifier of its old primary, never the start.
+async fn same_server(a: &Client, b: &Client) -> bool {
+    const WHO: &str = "SELECT (SELECT system_identifier FROM pg_catalog.pg_control_system())::pg_catalog.text \
+                       || ' ' || pg_catalog.pg_postmaster_start_time()::pg_catalog.text";
+    match (a.query_one(WHO, &[]).await, b.query_one(WHO, &[]).await) {
+        (Ok(a), Ok(b)) => a.get::<_, String>(0) == b.get::<_, String>(0),
+        _ => false,
     }
 }
 

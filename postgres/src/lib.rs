@@ -42,6 +42,8 @@ mod line;
 mod schema;
 mod settings;
 mod statements;
+mod topology;
+mod trust;
 
 pub use schema::{SCHEMA_VERSION, create_statements, grant_statements};
 pub use settings::DEFAULT_SCHEMA;
@@ -71,13 +73,19 @@ use statements::Statements;
 /// and a release change nothing of a later claim, also one by the same process.
 ///
 /// **Durable across a failover:** each session commits with `synchronous_commit = on`;
-/// at every connect the primary must have synchronous standbys
-/// (`synchronous_standby_names`) or no standby at all, else the store refuses, unless the
-/// URL says `replication=async` (then [`ClaimStore::warnings`] says what a failover can
-/// cost). A multi-host URL connects to the host that takes writes.
+/// at connect and after every request, every standby the primary streams to must have
+/// each commit (all `sync` in a `FIRST n` list, or an `ANY n` quorum as large as its
+/// standbys), else the store refuses, naming the standby, unless the URL says
+/// `replication=async` (then [`ClaimStore::warnings`] says what a failover can cost). A
+/// multi-host URL tries every host at once and connects to the one that takes writes;
+/// two that do are refused.
 ///
-/// **Least privilege:** a role with the grants of [`grant_statements`] on tables an owner
-/// made is enough; what it lacks is named at connect.
+/// **The store's alone:** the schema, its tables and sequence owned by the role
+/// connecting or the URL's `owner=`, no other role able to write to them, no trigger,
+/// rule or policy, plain logged tables with their keys; the session's `search_path`
+/// pinned to `pg_catalog, pg_temp`. A role with the grants of [`grant_statements`] on
+/// tables an owner made by [`create_statements`] is enough; what it lacks is named at
+/// connect.
 pub struct PostgresStore {
     shared: Arc<Shared>,
     remote: Remote,
@@ -136,6 +144,21 @@ impl Shared {
             }
             other => other,
         }
+    }
+
+    /// Whether what the session committed is on every standby the primary streams to;
+    /// the warnings renewed where the URL accepts asynchronous standbys.
+    async fn replicated(&self, session: &Session) -> Result<(), ClaimError> {
+        let settings = self.connector.settings();
+        let (risks, _) = topology::check(
+            &session.client,
+            &self.url,
+            &self.schema,
+            settings.replication,
+        )
+        .await?;
+        *self.warnings.lock().unwrap_or_else(|p| p.into_inner()) = risks;
+        Ok(())
     }
 
     /// Drops the session: the next request connects again (to the primary of the moment).
@@ -254,7 +277,11 @@ impl PostgresStore {
                     if session.warned() != warned {
                         return Err(unreachable(&shared.url, UNREPLICATED));
                     }
-                    done
+                    let done = done?;
+                    // Trusted only where the primary's standbys all had it: one attached
+                    // since the session was made (asynchronous) would lack it.
+                    shared.replicated(&session).await?;
+                    Ok(done)
                 };
                 let error = match tokio::time::timeout(bound, once).await {
                     Ok(Err(e @ ClaimError::Unreachable { .. })) => e,

@@ -8,38 +8,64 @@ use flakeid::claim::ClaimError;
 use tokio_postgres::Client;
 
 use crate::errors::pg_error;
+use crate::trust;
 
 /// The version of the tables this build reads and writes, stored in `flakeid_schema`.
 pub const SCHEMA_VERSION: i32 = 1;
 
-/// The statements that make the tables of version [`SCHEMA_VERSION`] in `schema`, as an
-/// owner would run them (the README prints them).
-pub fn create_statements(schema: &str) -> String {
-    format!(
-        "CREATE SCHEMA IF NOT EXISTS {schema};
-CREATE TABLE IF NOT EXISTS {schema}.flakeid_schema (version integer NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.namespaces (
-    namespace text PRIMARY KEY,
-    layout text NOT NULL
-);
-CREATE TABLE IF NOT EXISTS {schema}.nodes (
-    namespace text NOT NULL,
-    node bigint NOT NULL,
-    holder text,
-    token bigint NOT NULL,
-    expires timestamptz,
-    reserved bigint,
-    PRIMARY KEY (namespace, node)
-);
-CREATE TABLE IF NOT EXISTS {schema}.line (
-    place bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    namespace text NOT NULL,
-    instance text NOT NULL,
-    expires timestamptz NOT NULL
-);
-INSERT INTO {schema}.flakeid_schema (version)
-    SELECT {SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM {schema}.flakeid_schema);"
-    )
+/// The tables of version [`SCHEMA_VERSION`] in `schema`, each a `CREATE TABLE` without
+/// `IF NOT EXISTS` (a table someone made first is an error, not a silent "skipping").
+fn tables(schema: &str) -> [String; 4] {
+    [
+        format!("CREATE TABLE {schema}.flakeid_schema (version integer NOT NULL)"),
+        format!(
+            "CREATE TABLE {schema}.namespaces (
+        namespace text PRIMARY KEY,
+        layout text NOT NULL
+    )"
+        ),
+        format!(
+            "CREATE TABLE {schema}.nodes (
+        namespace text NOT NULL,
+        node bigint NOT NULL,
+        holder text,
+        token bigint NOT NULL,
+        expires timestamptz,
+        reserved bigint,
+        PRIMARY KEY (namespace, node)
+    )"
+        ),
+        format!(
+            "CREATE TABLE {schema}.line (
+        place bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        namespace text NOT NULL,
+        instance text NOT NULL,
+        expires timestamptz NOT NULL
+    )"
+        ),
+    ]
+}
+
+/// The row of the tables' version.
+fn version_row(schema: &str) -> String {
+    format!("INSERT INTO {schema}.flakeid_schema (version) VALUES ({SCHEMA_VERSION})")
+}
+
+/// The statements that make the schema `schema` and its tables of version
+/// [`SCHEMA_VERSION`], all owned by the role `owner` (`CREATE SCHEMA ... AUTHORIZATION`
+/// makes its tables as that role), as a superuser or a member of `owner` with `CREATE`
+/// on the database runs them (the README prints them). No `IF NOT EXISTS`: a schema
+/// another role made first fails here instead of being used.
+pub fn create_statements(schema: &str, owner: &str) -> String {
+    let mut out = format!("CREATE SCHEMA {schema} AUTHORIZATION {owner}");
+    for table in tables(schema) {
+        out.push_str("\n    ");
+        out.push_str(&table);
+    }
+    out.push_str(";\n");
+    out.push_str(&version_row(schema));
+    out.push(';');
+    out
 }
 
 /// The grants a role needs on the tables of `schema` (the README prints them).
@@ -88,18 +114,26 @@ const PRIVILEGES: &[(&str, &[&str])] = &[
 ];
 
 /// Makes the tables where they are missing and the role may (one maker at a time, under
-/// an advisory lock), then checks their version, their columns and the role's privileges.
-pub async fn ensure(client: &mut Client, url: &str, schema: &str) -> Result<(), ClaimError> {
+/// an advisory lock; never in a schema another role owns or may write to), then checks
+/// their version, their columns, that they are the store's alone (owner `owner`, or the
+/// role connected), and the role's privileges.
+pub async fn ensure(
+    client: &mut Client,
+    url: &str,
+    schema: &str,
+    owner: Option<&str>,
+) -> Result<(), ClaimError> {
     let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
     let found: Option<String> = client
         .query_one(
-            "SELECT to_regclass($1)::text",
+            "SELECT pg_catalog.to_regclass($1)::pg_catalog.text",
             &[&format!("{schema}.flakeid_schema")],
         )
         .await
         .map_err(e)?
         .get(0);
     if found.is_none() {
+        trust::check(client, url, schema, owner, false).await?;
         create(client, url, schema).await?;
     }
     let corrupt = |reason: String| ClaimError::Corrupt {
@@ -133,21 +167,42 @@ pub async fn ensure(client: &mut Client, url: &str, schema: &str) -> Result<(), 
         }
     }
     check_columns(client, url, schema).await?;
+    trust::check(client, url, schema, owner, true).await?;
     check_privileges(client, url, schema).await
 }
 
-/// Makes the tables in one transaction, under an advisory lock so that two first
-/// connects do not race; a role that may not is told what an owner must run.
+/// Makes the schema (where it is missing) and the tables in one transaction, under an
+/// advisory lock so that two first connects do not race; a role that may not is told
+/// what an owner must run.
 async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), ClaimError> {
     let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
     let tx = client.transaction().await.map_err(e)?;
     tx.execute(
-        "SELECT pg_advisory_xact_lock(hashtext('flakeid-postgres schema ' || $1))",
+        "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('flakeid-postgres schema ' || $1))",
         &[&schema],
     )
     .await
     .map_err(e)?;
-    match tx.batch_execute(&create_statements(schema)).await {
+    // Under the lock: another first connect may have made them meanwhile.
+    let row = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1), \
+             pg_catalog.to_regclass($2) IS NOT NULL",
+            &[&schema, &format!("{schema}.flakeid_schema")],
+        )
+        .await
+        .map_err(e)?;
+    let (exists, made): (bool, bool) = (row.get(0), row.get(1));
+    if made {
+        return tx.commit().await.map_err(e);
+    }
+    let mut statements = Vec::new();
+    if !exists {
+        statements.push(format!("CREATE SCHEMA {schema}"));
+    }
+    statements.extend(tables(schema));
+    statements.push(version_row(schema));
+    match tx.batch_execute(&statements.join(";\n")).await {
         Ok(()) => tx.commit().await.map_err(e),
         Err(err)
             if err.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE) =>
@@ -161,6 +216,15 @@ async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), Clai
                 ),
             })
         }
+        Err(err) if err.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_TABLE) => {
+            Err(ClaimError::Corrupt {
+                path: format!("{url} schema {schema}"),
+                reason: format!(
+                    "some of the tables are there without flakeid_schema ({}): made by hand or by another tool; drop them, or make the schema again as flakeid-postgres's README does",
+                    err.as_db_error().map_or("already exists", |d| d.message())
+                ),
+            })
+        }
         Err(err) => Err(e(err)),
     }
 }
@@ -169,7 +233,7 @@ async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), Clai
 async fn check_columns(client: &Client, url: &str, schema: &str) -> Result<(), ClaimError> {
     let rows = client
         .query(
-            "SELECT table_name::text, column_name::text, data_type::text \
+            "SELECT table_name::pg_catalog.text, column_name::pg_catalog.text, data_type::pg_catalog.text \
              FROM information_schema.columns WHERE table_schema = $1",
             &[&schema],
         )
@@ -214,7 +278,7 @@ async fn check_privileges(client: &Client, url: &str, schema: &str) -> Result<()
         for privilege in *privileges {
             let held: bool = client
                 .query_one(
-                    "SELECT has_table_privilege($1, $2)",
+                    "SELECT pg_catalog.has_table_privilege($1, $2)",
                     &[&format!("{schema}.{table}"), privilege],
                 )
                 .await
@@ -229,7 +293,7 @@ async fn check_privileges(client: &Client, url: &str, schema: &str) -> Result<()
         return Ok(());
     }
     let role: String = client
-        .query_one("SELECT current_user::text", &[])
+        .query_one("SELECT CURRENT_USER::pg_catalog.text", &[])
         .await
         .map_err(e)?
         .get(0);

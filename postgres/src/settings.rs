@@ -31,6 +31,15 @@ const KNOWN: &[&str] = &[
     "target_session_attrs",
     "replication",
     "application_name",
+    "owner",
+];
+
+/// Names of one parameter: each pair may be given once between them.
+const ALIASES: &[(&str, &str)] = &[
+    ("ca", "sslrootcert"),
+    ("cert", "sslcert"),
+    ("key", "sslkey"),
+    ("password-file", "password_file"),
 ];
 
 /// What the store accepts of the primary's replication.
@@ -64,6 +73,9 @@ pub struct Settings {
     pub replication: Replication,
     /// `application_name` of the store's sessions.
     pub application_name: String,
+    /// The role that owns the schema and its tables (`owner=`); without it, the role the
+    /// store connects as.
+    pub owner: Option<String>,
     /// The lease of a claim.
     pub ttl: Duration,
     /// The bound on a request.
@@ -88,6 +100,11 @@ impl Settings {
             return Err(ClaimError::PasswordInUrl { url: shown });
         }
         url.only(KNOWN)?;
+        for (a, b) in ALIASES {
+            if url.get(a).is_some() && url.get(b).is_some() {
+                return Err(url.bad(format!("{a}= and {b}= name one file: give one of them")));
+            }
+        }
         let authority = url.authority().unwrap_or_default();
         let (userinfo, hostlist) = match authority.rsplit_once('@') {
             Some((userinfo, hosts)) => (Some(userinfo), hosts),
@@ -146,6 +163,7 @@ impl Settings {
             tls,
             replication,
             application_name: url.get("application_name").unwrap_or("flakeid").to_owned(),
+            owner: url.get("owner").map(str::to_owned),
             ttl: options.ttl,
             timeout: options.timeout,
         })
@@ -317,6 +335,10 @@ mod tests {
             ("postgres://ids@/db", "HOST[:PORT]"),
             ("postgres://ids@h/db/more", "the path is the database"),
             ("postgres://ids@h/db?nope=1", "nope"),
+            (
+                "postgres://ids@h/db?ca=/a&sslrootcert=/b",
+                "ca= and sslrootcert=",
+            ),
         ] {
             let e = read(url).unwrap_err().to_string();
             assert!(e.contains(says), "{url}: {e}");

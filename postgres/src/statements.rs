@@ -6,25 +6,29 @@
 
 use std::string::String;
 
+/// The server's clock, from pg_catalog whatever the session's `search_path`.
+const NOW: &str = "pg_catalog.clock_timestamp()";
+
 /// The statements for the tables of one schema.
 pub(crate) struct Statements {
     /// `$1` namespace, `$2`..`$3` the pool: each row of the pool, in id order, as
     /// `(node, token, holder, live, reserved)`.
     pub pool: String,
     /// `$1` namespace, `$2` node, `$3` holder, `$4` token, `$5` ttl: a new row, if the id
-    /// has none.
+    /// has none; returns `(reserved, token)` as stored.
     pub insert: String,
     /// The same parameters: the row of a free id (lease ended or released, readable data)
-    /// taken; returns the stored reservation.
+    /// taken; returns `(reserved, token)` as stored.
     pub take: String,
     /// `$1` namespace, `$2` node, `$3` token, `$4` reservation, `$5` ttl: the larger
-    /// reservation and a new lease, where the token is the claim's and it was not released.
+    /// reservation and a new lease, where the token is the claim's and it was not released;
+    /// returns `(reserved, token, live)` as stored.
     pub renew: String,
     /// `$1` namespace, `$2` node, `$3` token, `$4` ttl: a new lease, where the token is the
-    /// claim's and it was not released; returns the stored reservation.
+    /// claim's and it was not released; returns `(reserved, token)` as stored.
     pub keep: String,
     /// `$1` namespace, `$2` node, `$3` token, `$4` reservation: the final reservation, the
-    /// lease ended, where the token is the claim's.
+    /// lease ended, where the token is the claim's; returns `(reserved, released)` as stored.
     pub release: String,
     /// `$1` namespace, `$2` node, `$3` reservation: a lost claim's final reservation where
     /// none is stored.
@@ -58,39 +62,41 @@ pub(crate) struct Statements {
 
 impl Statements {
     pub(crate) fn new(s: &str) -> Statements {
-        let lease_of =
-            |ttl: &str| format!("clock_timestamp() + {ttl}::float8 * interval '1 millisecond'");
+        let lease_of = |ttl: &str| {
+            format!("{NOW} + {ttl}::pg_catalog.float8 * '1 millisecond'::pg_catalog.interval")
+        };
         let lease = lease_of("$5");
         let readable = "(reserved IS NULL OR reserved >= 0)";
         Statements {
             pool: format!(
-                "SELECT node, token, holder, expires IS NOT NULL AND expires > clock_timestamp(), reserved \
+                "SELECT node, token, holder, expires IS NOT NULL AND expires > {NOW}, reserved \
                  FROM {s}.nodes WHERE namespace = $1 AND node >= $2 AND node < $3 ORDER BY node"
             ),
             insert: format!(
                 "INSERT INTO {s}.nodes (namespace, node, holder, token, expires, reserved) \
-                 VALUES ($1, $2, $3, $4, {lease}, NULL) ON CONFLICT DO NOTHING RETURNING node"
+                 VALUES ($1, $2, $3, $4, {lease}, NULL) ON CONFLICT DO NOTHING RETURNING reserved, token"
             ),
             take: format!(
                 "UPDATE {s}.nodes SET holder = $3, token = $4, expires = {lease} \
                  WHERE namespace = $1 AND node = $2 \
-                 AND (expires IS NULL OR expires <= clock_timestamp()) AND {readable} \
-                 RETURNING reserved"
+                 AND (expires IS NULL OR expires <= {NOW}) AND {readable} \
+                 RETURNING reserved, token"
             ),
             renew: format!(
                 "UPDATE {s}.nodes SET reserved = GREATEST(COALESCE(reserved, 0), $4), expires = {lease} \
                  WHERE namespace = $1 AND node = $2 AND token = $3 AND expires IS NOT NULL AND {readable} \
-                 RETURNING reserved"
+                 RETURNING reserved, token, expires > {NOW}"
             ),
             keep: format!(
                 "UPDATE {s}.nodes SET expires = {lease} \
                  WHERE namespace = $1 AND node = $2 AND token = $3 AND expires IS NOT NULL AND {readable} \
-                 RETURNING reserved",
+                 RETURNING reserved, token",
                 lease = lease_of("$4")
             ),
             release: format!(
                 "UPDATE {s}.nodes SET reserved = $4, expires = NULL \
-                 WHERE namespace = $1 AND node = $2 AND token = $3 AND {readable} RETURNING node"
+                 WHERE namespace = $1 AND node = $2 AND token = $3 AND {readable} \
+                 RETURNING reserved, expires IS NULL"
             ),
             leave: format!(
                 "INSERT INTO {s}.nodes AS n (namespace, node, holder, token, expires, reserved) \
@@ -102,7 +108,7 @@ impl Statements {
                 "SELECT token, expires IS NULL, reserved FROM {s}.nodes WHERE namespace = $1 AND node = $2"
             ),
             list: format!(
-                "SELECT node, holder, expires IS NULL, expires > clock_timestamp(), reserved \
+                "SELECT node, holder, expires IS NULL, expires > {NOW}, reserved \
                  FROM {s}.nodes WHERE namespace = $1 ORDER BY node"
             ),
             bind: format!(
@@ -113,10 +119,10 @@ impl Statements {
                 "SELECT n.namespace, l.layout FROM \
                  (SELECT namespace FROM {s}.nodes UNION SELECT namespace FROM {s}.namespaces) n \
                  LEFT JOIN {s}.namespaces l ON l.namespace = n.namespace \
-                 ORDER BY n.namespace COLLATE \"C\""
+                 ORDER BY n.namespace COLLATE pg_catalog.\"C\""
             ),
             repair: format!(
-                "WITH cur AS (SELECT reserved, expires IS NOT NULL AND expires > clock_timestamp() AS live \
+                "WITH cur AS (SELECT reserved, expires IS NOT NULL AND expires > {NOW} AS live \
                    FROM {s}.nodes WHERE namespace = $1 AND node = $2 FOR UPDATE), \
                  up AS (UPDATE {s}.nodes n \
                    SET reserved = GREATEST(CASE WHEN cur.reserved >= 0 THEN cur.reserved ELSE 0 END, $3), \
@@ -130,18 +136,18 @@ impl Statements {
             ),
             join: format!(
                 "INSERT INTO {s}.line (namespace, instance, expires) \
-                 VALUES ($1, $2, clock_timestamp() + $3::float8 * interval '1 millisecond') RETURNING place"
+                 VALUES ($1, $2, {NOW} + $3::pg_catalog.float8 * '1 millisecond'::pg_catalog.interval) RETURNING place"
             ),
             sweep: format!(
-                "DELETE FROM {s}.line WHERE expires < clock_timestamp() - interval '1 minute'"
+                "DELETE FROM {s}.line WHERE expires < {NOW} - '1 minute'::pg_catalog.interval"
             ),
             line: format!(
                 "SELECT place, instance FROM {s}.line \
-                 WHERE namespace = $1 AND expires > clock_timestamp() ORDER BY place"
+                 WHERE namespace = $1 AND expires > {NOW} ORDER BY place"
             ),
             stay: format!(
-                "UPDATE {s}.line SET expires = clock_timestamp() + $3::float8 * interval '1 millisecond' \
-                 WHERE place = $1 AND namespace = $2 AND expires > clock_timestamp() RETURNING place"
+                "UPDATE {s}.line SET expires = {NOW} + $3::pg_catalog.float8 * '1 millisecond'::pg_catalog.interval \
+                 WHERE place = $1 AND namespace = $2 AND expires > {NOW} RETURNING place"
             ),
             leave_line: format!("DELETE FROM {s}.line WHERE place = $1"),
         }

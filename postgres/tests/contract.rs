@@ -143,7 +143,7 @@ fn a_least_privilege_role_claims_and_a_missing_grant_is_named() {
     let pw = server.process.dir.join("ids.password");
     std::fs::write(&pw, secret).unwrap();
     let url = format!(
-        "postgres://ids@127.0.0.1:{}/postgres?schema=claims&password-file={}",
+        "postgres://ids@127.0.0.1:{}/postgres?schema=claims&owner=claims_owner&password-file={}",
         server.port,
         pw.display()
     );
@@ -152,7 +152,11 @@ fn a_least_privilege_role_claims_and_a_missing_grant_is_named() {
     let text = err.to_string();
     assert_eq!(err.kind(), ClaimErrorKind::Access, "{text}");
     assert!(text.contains("owner run"), "{text}");
-    server.sql("postgres", &flakeid_postgres::create_statements("claims"));
+    server.sql("postgres", "CREATE ROLE claims_owner NOLOGIN");
+    server.sql(
+        "postgres",
+        &flakeid_postgres::create_statements("claims", "claims_owner"),
+    );
     server.sql(
         "postgres",
         &flakeid_postgres::grant_statements("claims", "ids"),

@@ -82,6 +82,13 @@ impl StoreUrl {
                     let name = pair.split_once('=').map_or(pair, |(n, _)| n);
                     bad(format!("{name:?} in the query is not NAME=VALUE"))
                 })?;
+            // "Last wins" would let an appended `sslmode=disable` undo a `verify-full`
+            // before it: a name given twice is refused.
+            if pairs.iter().any(|(n, _): &(String, String)| n == name) {
+                return Err(bad(format!(
+                    "{name}= is given twice: give each parameter once"
+                )));
+            }
             pairs.push((name.to_string(), value.to_string()));
         }
         Ok(StoreUrl {
@@ -316,6 +323,11 @@ mod tests {
             ("nothing", "no scheme"),
             ("etcd://a:1?ca", "NAME=VALUE"),
             ("etcd://a:1?=x", "NAME=VALUE"),
+            ("etcd://a:1?ca=/x&ca=/y", "ca= is given twice"),
+            (
+                "postgres://u@h/db?sslmode=verify-full&sslmode=disable",
+                "sslmode= is given twice",
+            ),
         ] {
             let e = StoreUrl::parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");

@@ -81,6 +81,28 @@ fn repair(
     node: u64,
     window: std::time::Duration,
 ) -> CliResult<ExitCode> {
+    // A node id past the namespace's layout is no id a holder could claim: a row made
+    // for it would sit in the store, unclaimable, and say nothing repaired.
+    let recorded = store
+        .namespaces()
+        .map_err(|e| CliError::new(Some("--claim"), e))?
+        .into_iter()
+        .find(|info| info.namespace == ns)
+        .and_then(|info| info.layout);
+    if let Some(layout) = recorded
+        .as_deref()
+        .and_then(|r| r.parse::<flakeid::Layout>().ok())
+        && node > layout.max_node()
+    {
+        return Err(CliError::new(
+            Some("--repair"),
+            format!(
+                "node {node} is outside namespace {ns:?}'s layout ({}), whose node ids are 0 to {}: give one of those",
+                recorded.as_deref().unwrap_or_default(),
+                layout.max_node()
+            ),
+        ));
+    }
     let window_ns = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
     let until = SystemClock.unix_ns().saturating_add(window_ns);
     let repaired = store.repair(ns, node, until).map_err(|e| {

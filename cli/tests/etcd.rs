@@ -206,7 +206,7 @@ impl SecuredEtcd {
         let process = Process::new("etcds", name);
         let certs = certs::make(&process.dir.join("tls"), "ok", "flakeid-client");
         let password_file = process.dir.join("tls/etcd-password");
-        std::fs::write(&password_file, format!("{ETCD_PASSWORD}\n")).unwrap();
+        flakeid_fleet::write_secret(&password_file, &format!("{ETCD_PASSWORD}\n"));
         let mut etcd = SecuredEtcd {
             process,
             client_port: free_port(),
@@ -341,7 +341,7 @@ fn a_secured_etcd_takes_the_right_credentials_and_refuses_each_wrong_one() {
     let port = server.client_port;
     let pw = format!("password-file={}", server.password_file.display());
     let wrong_pw = server.process.dir.join("tls/wrong");
-    std::fs::write(&wrong_pw, "not-the-password").unwrap();
+    flakeid_fleet::write_secret(&wrong_pw, "not-the-password");
     let cases = [
         (
             "a CA that did not sign the server",

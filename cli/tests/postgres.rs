@@ -174,7 +174,7 @@ fn a_failover_to_the_synchronous_standby_costs_no_duplicate() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let url = format!(
-        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&target_session_attrs=read-write",
+        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&sslmode=disable&target_session_attrs=read-write",
         primary.port,
         standby.port,
         primary.password_file.display()
@@ -246,7 +246,7 @@ fn a_frozen_first_host_does_not_hold_up_the_failover() {
     let standby = primary.standby("frozen");
     primary.wait_for_standbys("standby=sync");
     let url = format!(
-        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}",
+        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&sslmode=disable",
         primary.port,
         standby.port,
         primary.password_file.display()
@@ -450,7 +450,10 @@ fn the_postgres_password_shows_nowhere() {
     let Some(pg) = Postgres::start("hygiene") else {
         return;
     };
-    let without_password = format!("postgres://flakeid@127.0.0.1:{}/postgres", pg.port);
+    let without_password = format!(
+        "postgres://flakeid@127.0.0.1:{}/postgres?sslmode=disable",
+        pg.port
+    );
     flakeid_fleet::hygiene::the_password_shows_nowhere(&flakeid_fleet::hygiene::Secured {
         url: &pg.url(),
         without_password: &without_password,

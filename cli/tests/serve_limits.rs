@@ -7,8 +7,11 @@ use flakeid_fleet::service;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use service::until as until_true;
 use service::{client, cpu_time, metric_sum, open_fds, serve, until};
 
 const START: Duration = Duration::from_secs(20);
@@ -522,4 +525,295 @@ fn requests_hyper_cannot_read_get_json_errors() {
     }
     let r = client().get(s.url("/v1/id")).send().unwrap();
     assert_eq!(r.status(), 200);
+}
+
+/// The resident memory of process `pid`, in bytes (Linux: `VmRSS` of `/proc/PID/status`).
+fn rss(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// One connection of the hold at a time: HTTP/2 with a stream window of zero and no
+/// token, a new stream every `every` (`/v1/id`, answered 401, or gRPC's health check:
+/// its answer's head comes back, its body never can), the oldest reset once `keep` are
+/// held; again on a new connection whenever the server closes it, until `until`.
+/// `holding` counts the connections of the hold that were answered and are open.
+/// Returns how many connections it opened.
+async fn hold(
+    addr: String,
+    grpc: bool,
+    every: Duration,
+    keep: usize,
+    until: Instant,
+    holding: Arc<AtomicUsize>,
+) -> usize {
+    use http_body_util::{Either, Empty, Full};
+    type Body = Either<Empty<bytes::Bytes>, Full<bytes::Bytes>>;
+    let mut opened = 0;
+    while Instant::now() < until {
+        let Ok(tcp) = tokio::net::TcpStream::connect(&addr).await else {
+            tokio::time::sleep(every).await;
+            continue;
+        };
+        opened += 1;
+        let Ok(Ok((mut send, conn))) = tokio::time::timeout(
+            Duration::from_secs(2),
+            hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .initial_stream_window_size(0)
+                .adaptive_window(false)
+                .handshake::<_, Body>(hyper_util::rt::TokioIo::new(tcp)),
+        )
+        .await
+        else {
+            continue;
+        };
+        let conn = tokio::spawn(conn);
+        let mut held = std::collections::VecDeque::new();
+        let mut counted = false;
+        while Instant::now() < until && !conn.is_finished() {
+            let request = if grpc {
+                hyper::Request::post(format!("http://{addr}/grpc.health.v1.Health/Check"))
+                    .header("content-type", "application/grpc")
+                    .header("te", "trailers")
+                    .body(Either::Right(Full::new(bytes::Bytes::from_static(&[
+                        0, 0, 0, 0, 0,
+                    ]))))
+                    .unwrap()
+            } else {
+                hyper::Request::get(format!("http://{addr}/v1/id"))
+                    .body(Either::Left(Empty::new()))
+                    .unwrap()
+            };
+            match tokio::time::timeout(Duration::from_secs(2), send.send_request(request)).await {
+                Ok(Ok(response)) => held.push_back(response),
+                _ => break,
+            }
+            if !counted {
+                holding.fetch_add(1, Ordering::SeqCst);
+                counted = true;
+            }
+            if held.len() > keep {
+                // Dropped unread: the client resets the stream.
+                held.pop_front();
+            }
+            tokio::time::sleep(every).await;
+        }
+        conn.abort();
+        if counted {
+            holding.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    opened
+}
+
+/// A hold of the server's connections by clients without a token that open a new
+/// HTTP/2 stream every 0.5 s on a window of zero and reset the oldest (the answers can
+/// never go out, and each new one used to count as progress): at the connection cap,
+/// on both listeners, normal clients (a new connection per request, HTTP with its token
+/// and gRPC) are answered throughout, the holding connections are closed by the write
+/// timeout or evicted, and the server's memory stays under twice what it was before.
+#[test]
+fn new_streams_on_a_zero_window_hold_no_connection() {
+    const CAP: usize = 100;
+    let token_file =
+        std::env::temp_dir().join(format!("flakeid-hold-token-{}", std::process::id()));
+    flakeid_fleet::write_secret(&token_file, "hold-token-1\n");
+    let s = service::serve_env(
+        &[
+            "--node",
+            "1",
+            "--write-timeout",
+            "2s",
+            "--max-connections",
+            &CAP.to_string(),
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ],
+        &[("FLAKEID_TOKEN_FILE", &token_file.display().to_string())],
+        START,
+    );
+    let pid = s.child.as_ref().unwrap().id();
+    let (http, grpc) = (addr(&s.http), addr(s.grpc.as_deref().unwrap()));
+    let before = rss(pid);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(14);
+    let holding = Arc::new(AtomicUsize::new(0));
+    let every = Duration::from_millis(500);
+    let holds: Vec<_> = (0..CAP)
+        .flat_map(|_| {
+            [(&http, false), (&grpc, true)]
+                .map(|(a, g)| rt.spawn(hold(a.clone(), g, every, 8, until, Arc::clone(&holding))))
+        })
+        .collect();
+    // Once the hold has most of both caps, the normal clients start.
+    assert!(
+        until_true(Duration::from_secs(10), || holding.load(Ordering::SeqCst)
+            >= 2 * CAP * 9 / 10),
+        "the hold never filled the caps: {} connections",
+        holding.load(Ordering::SeqCst)
+    );
+    let fresh = reqwest::blocking::Client::builder()
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let (mut asked, mut answered, mut peak) = ([0; 2], [0; 2], 0);
+    let grpc_url = s.grpc.clone().unwrap();
+    while Instant::now() + Duration::from_secs(1) < until {
+        let ok = fresh
+            .get(s.url("/v1/id"))
+            .bearer_auth("hold-token-1")
+            .send()
+            .is_ok_and(|r| r.status() == 200);
+        asked[0] += 1;
+        answered[0] += usize::from(ok);
+        let grpc_ok = rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(3), async {
+                let channel = tonic::transport::Channel::from_shared(grpc_url.clone())
+                    .ok()?
+                    .connect()
+                    .await
+                    .ok()?;
+                let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+                health
+                    .check(tonic_health::pb::HealthCheckRequest::default())
+                    .await
+                    .ok()
+            })
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+        });
+        asked[1] += 1;
+        answered[1] += usize::from(grpc_ok);
+        peak = peak.max(rss(pid));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let opened: usize = rt.block_on(async {
+        let mut n = 0;
+        for h in holds {
+            n += h.await.unwrap();
+        }
+        n
+    });
+    let m = fresh
+        .get(s.url("/metrics"))
+        .bearer_auth("hold-token-1")
+        .send()
+        .and_then(|m| m.text())
+        .unwrap_or_default();
+    let count =
+        |listener: &str, what: &str| metric_sum(&m, what, &[&format!("listener=\"{listener}\"")]);
+    eprintln!(
+        "normal clients answered: HTTP {} of {}, gRPC {} of {}; the hold opened {opened} connections; closed by the write timeout: http {}, grpc {}; evicted: http {}, grpc {}; memory {} MB before, {} MB at most under the hold",
+        answered[0],
+        asked[0],
+        answered[1],
+        asked[1],
+        metric_sum(
+            &m,
+            "flakeid_connections_closed_total",
+            &["listener=\"http\"", "reason=\"write timeout\""]
+        ),
+        metric_sum(
+            &m,
+            "flakeid_connections_closed_total",
+            &["listener=\"grpc\"", "reason=\"write timeout\""]
+        ),
+        count("http", "flakeid_connections_evicted_total"),
+        count("grpc", "flakeid_connections_evicted_total"),
+        before >> 20,
+        peak >> 20
+    );
+    for (i, listener) in ["HTTP", "gRPC"].iter().enumerate() {
+        assert!(
+            answered[i] * 100 >= asked[i] * 95,
+            "{listener}: normal clients answered {} of {} beside the hold",
+            answered[i],
+            asked[i]
+        );
+    }
+    assert!(
+        opened > 2 * CAP,
+        "no holding connection was closed: {opened} opened for {} held",
+        2 * CAP
+    );
+    assert!(
+        peak < 2 * before.max(16 << 20),
+        "memory grew from {before} to {peak} bytes"
+    );
+    let _ = std::fs::remove_file(token_file);
+}
+
+/// A gRPC health `Watch` (as Kubernetes and Envoy keep one open) waits for news without
+/// anything to send: it is not a stalled response, and stays open past many write
+/// timeouts, its connection closed by none.
+#[test]
+fn a_health_watch_stays_open_past_the_write_timeout() {
+    let s = serve(
+        &[
+            "--node",
+            "1",
+            "--write-timeout",
+            "1s",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ],
+        START,
+    );
+    let grpc = s.grpc.clone().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let channel = tonic::transport::Channel::from_shared(grpc)
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+        let mut watch = health
+            .watch(tonic_health::pb::HealthCheckRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        let first = watch.message().await.unwrap().unwrap();
+        assert_eq!(
+            first.status,
+            tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+        );
+        // Five write timeouts with nothing to say: a fault's length, not an order.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let next = tokio::time::timeout(Duration::from_millis(500), watch.message()).await;
+        assert!(
+            next.is_err(),
+            "the watch ended or failed instead of waiting: {next:?}"
+        );
+    });
+    let m = client()
+        .get(s.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let cut = metric_sum(
+        &m,
+        "flakeid_connections_closed_total",
+        &["listener=\"grpc\"", "reason=\"write timeout\""],
+    );
+    assert_eq!(
+        cut, 0.0,
+        "a connection was closed by the write timeout: {m}"
+    );
 }

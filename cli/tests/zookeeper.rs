@@ -108,7 +108,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
         return;
     };
     let password_file = zk.process.dir.join("zk-password");
-    std::fs::write(&password_file, format!("{ZK_PASSWORD}\n")).unwrap();
+    flakeid_fleet::write_secret(&password_file, &format!("{ZK_PASSWORD}\n"));
     let url = format!(
         "{}?user=flakeid&password-file={}",
         zk.url(),
@@ -156,7 +156,7 @@ fn with_digest_auth_no_other_identity_can_rewrite_a_reservation() {
     // An unauthenticated store, and a wrong password: refused, whether the id is held or
     // free.
     let wrong_file = zk.process.dir.join("zk-wrong");
-    std::fs::write(&wrong_file, "not-it").unwrap();
+    flakeid_fleet::write_secret(&wrong_file, "not-it");
     let wrong = format!(
         "{}?user=flakeid&password-file={}",
         zk.url(),
@@ -319,7 +319,7 @@ fn raw_client(
 /// A digest URL of the test server for `user`, its password in a file of the test's.
 fn user_url(zk: &ZooKeeper, user: &str, extra: &str) -> String {
     let file = zk.process.dir.join(format!("{user}-password"));
-    std::fs::write(&file, format!("{user}-pw-51c9\n")).unwrap();
+    flakeid_fleet::write_secret(&file, &format!("{user}-pw-51c9\n"));
     format!(
         "{}?user={user}&password-file={}{extra}",
         zk.url(),

@@ -112,7 +112,7 @@ pub(super) async fn keep_alive(
 /// certificate, each file read now so that a missing one is named.
 pub(super) fn tls_options(access: &Access) -> Result<etcd_client::TlsOptions, ClaimError> {
     use etcd_client::{Certificate, Identity, TlsOptions};
-    use flakeid::claim::store::read_pem;
+    use flakeid::claim::store::{read_key, read_pem};
     let mut tls = TlsOptions::new();
     tls = match &access.ca {
         Some(ca) => tls.ca_certificate(Certificate::from_pem(read_pem(ca, "CA bundle (ca=)")?)),
@@ -120,7 +120,7 @@ pub(super) fn tls_options(access: &Access) -> Result<etcd_client::TlsOptions, Cl
     };
     if let (Some(cert), Some(key)) = (&access.cert, &access.key) {
         let cert = read_pem(cert, "client certificate (cert=)")?;
-        let key = read_pem(key, "client key (key=)")?;
+        let key = read_key(key, "client key (key=)")?;
         tls = tls.identity(Identity::from_pem(cert, key));
     }
     Ok(tls)

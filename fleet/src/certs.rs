@@ -53,7 +53,11 @@ pub fn make(dir: &Path, name: &str, client_cn: &str) -> Certs {
     let (client, client_key) = leaf(client_cn, ExtendedKeyUsagePurpose::ClientAuth);
     let write = |file: &str, text: &str| {
         let path = dir.join(format!("{name}-{file}"));
-        std::fs::write(&path, text).unwrap();
+        if file.ends_with("key.pem") {
+            crate::write_secret(&path, text);
+        } else {
+            std::fs::write(&path, text).unwrap();
+        }
         path
     };
     Certs {

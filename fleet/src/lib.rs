@@ -73,3 +73,18 @@ pub fn block_on<F: core::future::Future>(f: F) -> F::Output {
         .expect("a current-thread runtime")
         .block_on(f)
 }
+
+/// Writes `text` to `path` as a secret is kept: readable by its owner alone (mode 0600),
+/// as the stores require of password and key files.
+pub fn write_secret(path: &std::path::Path, text: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    file.write_all(text.as_bytes()).unwrap();
+}

@@ -96,8 +96,13 @@ impl Postgres {
     fn init(process: Process, conf: &str) -> Postgres {
         let bin = bin_dir().expect("PostgreSQL's programs");
         let owner = server_user();
+        // The server's user reads this one (initdb runs as it); the clients read
+        // `password_file`, which stays the tests' own (the stores refuse a password file
+        // another user owns).
+        let initdb_password = process.dir.join("initdb.password");
+        crate::write_secret(&initdb_password, PASSWORD);
         let password_file = process.dir.join("superuser.password");
-        std::fs::write(&password_file, PASSWORD).unwrap();
+        crate::write_secret(&password_file, PASSWORD);
         let server = Postgres {
             port: free_port(),
             password_file,
@@ -113,7 +118,7 @@ impl Postgres {
             .arg(&data)
             .args(["-U", SUPERUSER, "-E", "UTF8", "--no-sync"])
             .args(["--auth-host=scram-sha-256", "--auth-local=trust"])
-            .arg(format!("--pwfile={}", server.password_file.display()))
+            .arg(format!("--pwfile={}", initdb_password.display()))
             .stdout(std::process::Stdio::null())
             .status()
             .unwrap();
@@ -155,7 +160,8 @@ impl Postgres {
         command
     }
 
-    /// Gives `path` (and all below it) to the server's user.
+    /// Gives `path` (and all below it) to the server's user, but the clients' password
+    /// file.
     fn own(&self, path: &Path) {
         if let Some((uid, gid)) = self.owner {
             let status = Command::new("chown")
@@ -165,13 +171,16 @@ impl Postgres {
                 .status()
                 .unwrap();
             assert!(status.success());
+            if self.password_file.exists() {
+                std::os::unix::fs::chown(&self.password_file, Some(0), Some(0)).unwrap();
+            }
         }
     }
 
     /// The superuser's URL of database `db`.
     pub fn url_of(&self, db: &str) -> String {
         format!(
-            "postgres://{SUPERUSER}@127.0.0.1:{}/{db}?password-file={}",
+            "postgres://{SUPERUSER}@127.0.0.1:{}/{db}?password-file={}&sslmode=disable",
             self.port,
             self.password_file.display()
         )
@@ -273,7 +282,7 @@ impl Postgres {
             owner: self.owner,
             process,
         };
-        std::fs::write(&standby.password_file, PASSWORD).unwrap();
+        crate::write_secret(&standby.password_file, PASSWORD);
         standby.own(&standby.process.dir);
         let status = standby
             .command("pg_basebackup")
@@ -291,6 +300,15 @@ impl Postgres {
         standby.configure("synchronous_standby_names = ''");
         standby.launch();
         standby
+    }
+
+    /// Replaces `pg_hba.conf` with a line that trusts the harness's socket and `lines`,
+    /// and reloads.
+    pub fn set_hba(&self, lines: &str) {
+        let file = self.data().join("pg_hba.conf");
+        std::fs::write(&file, format!("local all all trust\n{lines}\n")).unwrap();
+        self.own(&file);
+        self.sql("postgres", "SELECT pg_reload_conf()");
     }
 
     /// Sets `synchronous_standby_names` to `names` and reloads; returns once the server

@@ -64,6 +64,14 @@ pub fn claims_repair_stores_a_reservation_past_now(url: &str, corrupt: &dyn Fn()
         "{stderr}"
     );
     drop(holder);
+    // Outside the namespace's layout (Snowflake: node ids 0 to 1023): refused.
+    let out = flakeid("claims", &["--repair", "1024"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("outside") && stderr.contains("0 to 1023"),
+        "{stderr}"
+    );
     // Node 0: repaired to 4 s past now (past the 3 s the last holder ran ahead).
     let out = flakeid("claims", &["--repair", "0", "--window", "4s"]);
     let said = String::from_utf8_lossy(&out.stdout);

@@ -8,15 +8,17 @@ use std::sync::Arc;
 use std::vec::Vec;
 
 use flakeid::claim::ClaimError;
-use flakeid::claim::store::{read_pem, unreachable};
+use flakeid::claim::store::{read_key, read_pem, unreachable};
 use tokio_postgres::config::{SslMode, TargetSessionAttrs};
 use tokio_postgres::error::Severity;
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Socket};
 
+use crate::auth::Guarded;
 use crate::errors::pg_error;
 use crate::schema;
-use crate::settings::{Settings, Tls};
+use crate::settings::{AuthMethods, Settings, Tls};
+use crate::tls::MakeTls;
 use crate::topology;
 
 /// A session on the primary.
@@ -46,11 +48,21 @@ impl Session {
 /// refused, and a host that does not answer (frozen, or dropping packets) costs no more.
 const SECOND_PRIMARY_WAIT: Duration = Duration::from_millis(200);
 
+/// A host of the URL and the client's configuration for it.
+#[derive(Clone)]
+struct Host {
+    name: String,
+    port: u16,
+    /// `HOST:PORT`, as messages show it.
+    shown: String,
+    config: Config,
+}
+
 /// How a connection is made: the client's configuration and TLS, built once.
 pub(crate) struct Connector {
-    /// A configuration for each host of the URL, in its order, with its `HOST:PORT`.
-    hosts: Vec<(String, Config)>,
-    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    /// Each host of the URL, in its order.
+    hosts: Vec<Host>,
+    tls: Option<MakeTls>,
     settings: Settings,
     /// The bound on one attempt: the session's `statement_timeout` is four fifths of it.
     attempt: Duration,
@@ -79,7 +91,9 @@ impl Connector {
         let tls = match &settings.tls {
             Some(tls) => {
                 config.ssl_mode(SslMode::Require);
-                Some(rustls_connector(tls)?)
+                // SCRAM-SHA-256-PLUS where the server offers it: the password's proof
+                // bound to this session (tokio-postgres's default, "prefer").
+                Some(rustls_connector(tls, settings.auth)?)
             }
             None => {
                 config.ssl_mode(SslMode::Disable);
@@ -99,7 +113,12 @@ impl Connector {
                 } else {
                     format!("{host}:{port}")
                 };
-                (shown, config)
+                Host {
+                    name: host.clone(),
+                    port: *port,
+                    shown,
+                    config,
+                }
             })
             .collect();
         Ok(Connector {
@@ -119,16 +138,28 @@ impl Connector {
     async fn primary(&self) -> Result<(Client, Arc<AtomicU64>), ClaimError> {
         let (url, schema) = (&self.settings.url, &self.settings.schema);
         let mut tries = tokio::task::JoinSet::new();
-        for (index, (_, config)) in self.hosts.iter().enumerate() {
-            let (config, tls, attempt) = (config.clone(), self.tls.clone(), self.attempt);
+        for (index, host) in self.hosts.iter().enumerate() {
+            let (host, tls, attempt) = (host.clone(), self.tls.clone(), self.attempt);
+            let (url, schema, auth) = (url.clone(), schema.clone(), self.settings.auth);
             tries.spawn(async move {
                 let warned = Arc::new(AtomicU64::new(0));
                 let counter = Arc::clone(&warned);
-                let opened = match tls {
-                    Some(tls) => tokio::time::timeout(attempt, open(&config, tls, counter)).await,
-                    None => tokio::time::timeout(attempt, open(&config, NoTls, counter)).await,
+                let once = async {
+                    match tls {
+                        Some(tls) => open(&host.config, tls, counter)
+                            .await
+                            .map_err(|e| pg_error(&url, &schema, &e)),
+                        None => open_plain(&host, auth, counter, &url, &schema).await,
+                    }
                 };
-                (index, opened.map(|o| o.map(|client| (client, warned))))
+                let opened = match tokio::time::timeout(attempt, once).await {
+                    Ok(opened) => opened,
+                    Err(_) => Err(unreachable(
+                        &url,
+                        format!("{}: no answer within {attempt:?}", host.shown),
+                    )),
+                };
+                (index, opened.map(|client| (client, warned)))
             });
         }
         let mut found: Option<(usize, Client, Arc<AtomicU64>)> = None;
@@ -148,9 +179,9 @@ impl Connector {
             let Ok((index, opened)) = joined else {
                 continue;
             };
-            let host = &self.hosts[index].0;
+            let host = &self.hosts[index].shown;
             match opened {
-                Ok(Ok((client, warned))) => match &found {
+                Ok((client, warned)) => match &found {
                     None => {
                         found = Some((index, client, warned));
                         until = Some(tokio::time::Instant::now() + SECOND_PRIMARY_WAIT);
@@ -161,17 +192,13 @@ impl Connector {
                                 store: url.clone(),
                                 reason: format!(
                                     "two hosts of the URL take writes ({} and {host}): an old primary still runs beside a promoted standby, and holders on each would mint the same IDs. Stop or fence the old primary (flakeid-postgres's README, Replication and failover)",
-                                    self.hosts[*first].0
+                                    self.hosts[*first].shown
                                 ),
                             });
                         }
                     }
                 },
-                Ok(Err(e)) => errors.push((index, pg_error(url, schema, &e))),
-                Err(_) => errors.push((
-                    index,
-                    unreachable(url, format!("{host}: no answer within {:?}", self.attempt)),
-                )),
+                Err(e) => errors.push((index, e)),
             }
         }
         if let Some((_, client, warned)) = found {
@@ -253,7 +280,18 @@ where
     T::TlsConnect: Send,
     <T::TlsConnect as tokio_postgres::tls::TlsConnect<Socket>>::Future: Send,
 {
-    let (client, mut connection) = config.connect(tls).await?;
+    let (client, connection) = config.connect(tls).await?;
+    drive(connection, warned);
+    Ok(client)
+}
+
+/// Drives `connection` on a task of its own, counting in `warned` each warning the
+/// server sends.
+fn drive<S, T>(mut connection: tokio_postgres::Connection<S, T>, warned: Arc<AtomicU64>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     tokio::spawn(async move {
         // The connection ends with an error or a close: the client's next request says
         // so, and the store connects again. A notice is handed over before the messages
@@ -267,12 +305,50 @@ where
             }
         }
     });
+}
+
+/// Connects to `host` in plain text through a [`Guarded`] stream (no password in clear
+/// text or by MD5 unless `auth` allows it), the connection driven as [`open`] drives it;
+/// a host that takes no writes is refused as the client refuses it over TLS.
+async fn open_plain(
+    host: &Host,
+    auth: AuthMethods,
+    warned: Arc<AtomicU64>,
+    url: &str,
+    schema: &str,
+) -> Result<Client, ClaimError> {
+    let stream = tokio::net::TcpStream::connect((host.name.as_str(), host.port))
+        .await
+        .map_err(|e| unreachable(url, format!("{}: {e}", host.shown)))?;
+    let _ = stream.set_nodelay(true);
+    let keepalive = socket2::TcpKeepalive::new().with_time(Duration::from_secs(5));
+    let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&keepalive);
+    let (client, connection) = host
+        .config
+        .connect_raw(Guarded::new(stream, auth), NoTls)
+        .await
+        .map_err(|e| pg_error(url, schema, &e))?;
+    drive(connection, warned);
+    let read_only: String = client
+        .query_one("SHOW transaction_read_only", &[])
+        .await
+        .map_err(|e| pg_error(url, schema, &e))?
+        .get(0);
+    if read_only == "on" {
+        return Err(unreachable(
+            url,
+            format!(
+                "{} is not a host that takes writes (a standby, or a primary in read-only mode): a failover in progress ends this",
+                host.shown
+            ),
+        ));
+    }
     Ok(client)
 }
 
 /// rustls for `tls`: the server's certificate and name always verified, against the CA
 /// bundle or the system's roots; a client certificate where given.
-fn rustls_connector(tls: &Tls) -> Result<tokio_postgres_rustls::MakeRustlsConnect, ClaimError> {
+pub(crate) fn rustls_connector(tls: &Tls, auth: AuthMethods) -> Result<MakeTls, ClaimError> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let bad_pem = |path: &std::path::Path, what: &str| ClaimError::Io {
@@ -315,7 +391,7 @@ fn rustls_connector(tls: &Tls) -> Result<tokio_postgres_rustls::MakeRustlsConnec
             let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
                 .collect::<Result<_, _>>()
                 .map_err(|_| bad_pem(cert, "certificate"))?;
-            let key_pem = read_pem(key, "client key (sslkey=)")?;
+            let key_pem = read_key(key, "client key (sslkey=)")?;
             let key_der =
                 PrivateKeyDer::from_pem_slice(&key_pem).map_err(|_| bad_pem(key, "private key"))?;
             builder
@@ -327,5 +403,5 @@ fn rustls_connector(tls: &Tls) -> Result<tokio_postgres_rustls::MakeRustlsConnec
         }
         None => builder.with_no_client_auth(),
     };
-    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+    Ok(MakeTls::new(config, auth))
 }

@@ -38,7 +38,8 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
         }
         if *code == SqlState::INSUFFICIENT_PRIVILEGE {
             return refused(format!(
-                "permission denied ({message}): grant the role what the store needs, as in `GRANT USAGE ON SCHEMA {schema} TO ROLE; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO ROLE` (flakeid-postgres's README)"
+                "permission denied ({message}): grant the role what the store needs and no more: `{}` (flakeid-postgres's README)",
+                crate::schema::grant_statements(schema, "ROLE").replace('\n', " ")
             ));
         }
         if *code == SqlState::INVALID_CATALOG_NAME {
@@ -74,6 +75,9 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
         return unreachable(url, format!("{message} (SQLSTATE {})", code.code()));
     }
     let text = chain(e);
+    if text.contains(crate::auth::REFUSED) {
+        return refused(text);
+    }
     if text.contains("does not allow writes") {
         return unreachable(
             url,
@@ -103,7 +107,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// What a TLS failure in an error's text means, and what to do.
 fn tls_refusal(text: &str) -> Option<&'static str> {
-    const FAILURES: [(&str, &str); 7] = [
+    const FAILURES: [(&str, &str); 9] = [
         (
             "UnknownIssuer",
             "the server's certificate is not trusted: give sslrootcert= the CA bundle that signed it",
@@ -111,6 +115,14 @@ fn tls_refusal(text: &str) -> Option<&'static str> {
         (
             "NotValidForName",
             "the server's certificate does not name the host in the URL: connect by a name it holds",
+        ),
+        (
+            "not valid for name",
+            "the server's certificate does not name the host in the URL: connect by a name it holds",
+        ),
+        (
+            "certificate expired",
+            "the server's certificate has expired: renew it",
         ),
         (
             "CertExpired",
@@ -154,6 +166,10 @@ mod tests {
                 "sslmode=disable",
             ),
             ("received fatal alert: CertificateRequired", "sslcert="),
+            (
+                "invalid peer certificate: certificate not valid for name \"localhost\"; certificate is only valid for IpAddress(127.0.0.1)",
+                "does not name the host",
+            ),
         ] {
             assert!(
                 tls_refusal(text).is_some_and(|r| r.contains(says)),

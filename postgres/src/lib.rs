@@ -35,6 +35,7 @@ use flakeid::claim::store::{
 use flakeid::claim::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions};
 use tokio_postgres::Client;
 
+mod auth;
 mod claim;
 mod connect;
 mod errors;
@@ -42,6 +43,7 @@ mod line;
 mod schema;
 mod settings;
 mod statements;
+mod tls;
 mod topology;
 mod trust;
 

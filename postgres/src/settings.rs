@@ -32,6 +32,7 @@ const KNOWN: &[&str] = &[
     "replication",
     "application_name",
     "owner",
+    "require_auth",
 ];
 
 /// Names of one parameter: each pair may be given once between them.
@@ -50,6 +51,17 @@ pub enum Replication {
     Synchronous,
     /// `replication=async`: asynchronous standbys accepted, with a warning.
     Asynchronous,
+}
+
+/// The ways of proving the password the store accepts when the server asks
+/// (`require_auth=`, as libpq names them): SCRAM-SHA-256 always; MD5 and the password in
+/// clear text only where the URL lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AuthMethods {
+    /// `md5`: the MD5 challenge, whose answer a listener can replay and crack offline.
+    pub md5: bool,
+    /// `password`: the password itself, to whoever asks.
+    pub cleartext: bool,
 }
 
 /// A `postgres://` URL, read.
@@ -76,6 +88,8 @@ pub struct Settings {
     /// The role that owns the schema and its tables (`owner=`); without it, the role the
     /// store connects as.
     pub owner: Option<String>,
+    /// How the password may be proved beside SCRAM.
+    pub auth: AuthMethods,
     /// The lease of a claim.
     pub ttl: Duration,
     /// The bound on a request.
@@ -133,6 +147,12 @@ impl Settings {
         let schema = url.get("schema").unwrap_or(DEFAULT_SCHEMA).to_owned();
         check_identifier(url, &schema)?;
         let tls = tls(url, &access)?;
+        let auth = auth_methods(url)?;
+        if access.password.is_some() && tls.is_none() && url.get("sslmode") != Some("disable") {
+            return Err(url.bad(
+                "a password-file= without TLS would send the role's proof of its password to whatever answers at the host's address: give sslmode=verify-full (with sslrootcert=, or the system's roots), or sslmode=disable on a network that is yours alone",
+            ));
+        }
         let replication = match url.get("replication") {
             None | Some("sync") => Replication::Synchronous,
             Some("async") => Replication::Asynchronous,
@@ -164,6 +184,7 @@ impl Settings {
             replication,
             application_name: url.get("application_name").unwrap_or("flakeid").to_owned(),
             owner: url.get("owner").map(str::to_owned),
+            auth,
             ttl: options.ttl,
             timeout: options.timeout,
         })
@@ -231,6 +252,28 @@ fn access(url: &StoreUrl, base: &Access, userinfo: Option<&str>) -> Result<Acces
         return Err(url.bad("a password without a role: give postgres://ROLE@HOST/DB"));
     }
     Ok(access)
+}
+
+/// `require_auth=` (libpq's name): a comma-separated list of `scram-sha-256`, `md5` and
+/// `password`; SCRAM alone without it.
+fn auth_methods(url: &StoreUrl) -> Result<AuthMethods, ClaimError> {
+    let mut auth = AuthMethods::default();
+    let Some(list) = url.get("require_auth") else {
+        return Ok(auth);
+    };
+    for method in list.split(',') {
+        match method {
+            "scram-sha-256" => {}
+            "md5" => auth.md5 = true,
+            "password" => auth.cleartext = true,
+            other => {
+                return Err(url.bad(format!(
+                    "require_auth={list}: {other:?} is not a method the store sends a password by; give scram-sha-256, md5 or password, comma-separated"
+                )));
+            }
+        }
+    }
+    Ok(auth)
 }
 
 /// TLS as `sslmode=` asks, or `None` for plain text.
@@ -335,6 +378,7 @@ mod tests {
             ("postgres://ids@/db", "HOST[:PORT]"),
             ("postgres://ids@h/db/more", "the path is the database"),
             ("postgres://ids@h/db?nope=1", "nope"),
+            ("postgres://ids@h/db?require_auth=gss", "\"gss\""),
             (
                 "postgres://ids@h/db?ca=/a&sslrootcert=/b",
                 "ca= and sslrootcert=",
@@ -344,5 +388,66 @@ mod tests {
             assert!(e.contains(says), "{url}: {e}");
             assert!(!e.contains("hunter2"), "{url}: {e}");
         }
+    }
+
+    /// A password goes only over TLS, unless the URL says the network is trusted
+    /// (`sslmode=disable`); a password file others may read, or a FIFO, is refused.
+    #[test]
+    fn a_password_needs_tls_or_a_stated_trust_and_a_private_file() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = std::env::temp_dir().join(format!("flakeid-pg-pw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, mode: u32| {
+            let path = dir.join(name);
+            let _ = std::fs::remove_file(&path);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .open(&path)
+                .unwrap();
+            std::fs::write(&path, "hunter2").unwrap();
+            path.display().to_string()
+        };
+        let private = file("private", 0o600);
+        let open = file("open", 0o644);
+        let e = read(&format!("postgres://ids@h/db?password-file={private}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sslmode=verify-full"), "{e}");
+        let s = read(&format!(
+            "postgres://ids@h/db?password-file={private}&sslmode=disable"
+        ))
+        .unwrap();
+        assert!(s.tls.is_none() && s.password.is_some());
+        assert_eq!(s.auth, AuthMethods::default());
+        let s = read(&format!(
+            "postgres://ids@h/db?password-file={private}&sslmode=verify-full&require_auth=scram-sha-256,md5"
+        ))
+        .unwrap();
+        assert!(s.tls.is_some() && s.auth.md5 && !s.auth.cleartext);
+        let e = read(&format!(
+            "postgres://ids@h/db?password-file={open}&sslmode=disable"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("mode 0644") && e.contains("chmod 600"), "{e}");
+        let fifo = dir.join("fifo");
+        let _ = std::fs::remove_file(&fifo);
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let e = read(&format!(
+            "postgres://ids@h/db?password-file={}&sslmode=disable",
+            fifo.display()
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -141,9 +141,9 @@ fn a_least_privilege_role_claims_and_a_missing_grant_is_named() {
         &format!("CREATE ROLE ids LOGIN PASSWORD '{secret}'"),
     );
     let pw = server.process.dir.join("ids.password");
-    std::fs::write(&pw, secret).unwrap();
+    flakeid_fleet::write_secret(&pw, secret);
     let url = format!(
-        "postgres://ids@127.0.0.1:{}/postgres?schema=claims&owner=claims_owner&password-file={}",
+        "postgres://ids@127.0.0.1:{}/postgres?schema=claims&owner=claims_owner&password-file={}&sslmode=disable",
         server.port,
         pw.display()
     );
@@ -186,7 +186,7 @@ fn a_least_privilege_role_claims_and_a_missing_grant_is_named() {
         "{text}"
     );
     // A wrong password.
-    std::fs::write(&pw, "not-it").unwrap();
+    flakeid_fleet::write_secret(&pw, "not-it");
     let err = open(&url).unwrap_err();
     let text = format!("{err} {err:?}");
     assert_eq!(err.kind(), ClaimErrorKind::Access, "{text}");
@@ -329,7 +329,7 @@ fn tls_takes_the_right_credentials_and_refuses_each_wrong_one() {
     let c = store.claim(&request).unwrap();
     store.release(&c, 1).unwrap();
     let wrong_pw = dir.join("wrong-password");
-    std::fs::write(&wrong_pw, "not-the-password").unwrap();
+    flakeid_fleet::write_secret(&wrong_pw, "not-the-password");
     let password = std::fs::read_to_string(&server.password_file).unwrap();
     for (what, url, says) in [
         (

@@ -26,9 +26,9 @@ fn two_teams(name: &str) -> Option<(Postgres, String)> {
          CREATE ROLE owner NOLOGIN; GRANT CREATE ON DATABASE postgres TO squatter",
     );
     let pw = server.process.dir.join("ids.password");
-    std::fs::write(&pw, "ids").unwrap();
+    flakeid_fleet::write_secret(&pw, "ids");
     let url = format!(
-        "postgres://ids@127.0.0.1:{}/postgres?password-file={}",
+        "postgres://ids@127.0.0.1:{}/postgres?password-file={}&sslmode=disable",
         server.port,
         pw.display()
     );
@@ -331,9 +331,9 @@ fn the_readmes_statements_make_an_installation_no_other_role_can_take_over() {
     server.sql("postgres", "ALTER ROLE ids PASSWORD 'ids'");
     server.sql("app", database);
     let pw = server.process.dir.join("ids.password");
-    std::fs::write(&pw, "ids").unwrap();
+    flakeid_fleet::write_secret(&pw, "ids");
     let url = format!(
-        "postgres://ids@127.0.0.1:{}/app?owner=flakeid_owner&password-file={}",
+        "postgres://ids@127.0.0.1:{}/app?owner=flakeid_owner&password-file={}&sslmode=disable",
         server.port,
         pw.display()
     );

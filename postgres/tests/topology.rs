@@ -80,9 +80,9 @@ fn a_commit_is_trusted_only_where_every_standby_has_it() {
          GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA flakeid TO ids",
     );
     let pw = primary.process.dir.join("ids.password");
-    std::fs::write(&pw, "ids").unwrap();
+    flakeid_fleet::write_secret(&pw, "ids");
     let ids = format!(
-        "postgres://ids@127.0.0.1:{}/postgres?owner=flakeid&password-file={}",
+        "postgres://ids@127.0.0.1:{}/postgres?owner=flakeid&password-file={}&sslmode=disable",
         primary.port,
         pw.display()
     );

@@ -8,14 +8,17 @@
 //!   closes after the header timeout idle, as hyper's header-read timeout would;
 //! - an HTTP/2 (gRPC) connection closed after the idle timeout with no request in flight;
 //! - HTTP/2 keep-alive pings, and a bound on concurrent streams;
-//! - a response that makes no progress on its way out for the write timeout (a client
-//!   that reads nothing: an HTTP/2 window of zero, a full socket) closes its connection;
-//!   HTTP/2 buffers at most [`SEND_BUFFER`] per stream;
-//! - at most `max_connections` open per listener: a new one closes another, or waits in
-//!   the backlog until one ends, so that descriptors never run out. Evicted first: a
-//!   connection that never completed a request (oldest first), then one whose responses
-//!   make no progress, then the longest idle (no request in flight); a connection that
-//!   is working on a request that moves is never evicted;
+//! - a response that waits for the client and makes no progress for the write timeout (a
+//!   client that reads nothing: an HTTP/2 window of zero, a full socket) closes its
+//!   connection, whatever new streams it opens meanwhile; a response whose body has
+//!   nothing to send yet (a health watch) waits on itself and is never stalled; HTTP/2
+//!   buffers at most [`SEND_BUFFER`] per stream;
+//! - at most `max_connections` open per listener: a new one takes the place of another,
+//!   told to close (the accept loop does not wait for the close), or waits in the backlog
+//!   until one ends, so that descriptors never run out. Evicted first: a connection that
+//!   never completed a request (oldest first), then one whose responses make no
+//!   progress, then the longest idle (no request in flight, or only streams that wait for
+//!   news); a connection that is working on a request that moves is never evicted;
 //! - on shutdown, a graceful close (HTTP/2 `GOAWAY`, idle HTTP/1 connections at once);
 //! - hyper's own answers to HTTP/1 requests it cannot read (400, 414, 431) in JSON, as
 //!   every other error ([`crate::h1_errors`]).
@@ -102,8 +105,14 @@ pub(crate) struct Conn {
     completed: AtomicU64,
     /// Responses on their way out (from the handler's answer to the end of the body).
     sending: AtomicUsize,
-    /// When a response last moved (ns after `opened`): an answer ready, or its body
-    /// polled (hyper polls it only when the client's window and the socket have room).
+    /// Of those, the ones that wait for the client: an answer not taken yet, or a frame
+    /// handed over; not one whose body has nothing to send (a watch with no news).
+    waiting: AtomicUsize,
+    /// When the connection's responses last moved (ns after `opened`): a body polled
+    /// (hyper polls one only when the client's window and the socket have room), or the
+    /// first response to wait for the client after none did. A new answer beside one
+    /// that waits does not count: a client that opens streams and reads none of them
+    /// stalls all the same.
     progress_ns: AtomicU64,
     /// Whether the connection speaks HTTP/2 (known from its first request).
     h2: AtomicBool,
@@ -125,6 +134,7 @@ impl Conn {
             served: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             sending: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
             progress_ns: AtomicU64::new(0),
             h2: AtomicBool::new(false),
             idle_since_ns: AtomicU64::new(0),
@@ -145,24 +155,43 @@ impl Conn {
         self.progress_ns.store(self.now_ns(), Ordering::Relaxed);
     }
 
-    /// How long its responses on their way out have not moved (`None`: none is).
+    /// A response starts to wait for the client: the clock of its stall starts now if
+    /// none waited before.
+    fn starts_waiting(&self) {
+        if self.waiting.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.progressed();
+        }
+    }
+
+    /// How long its responses that wait for the client have not moved (`None`: none
+    /// waits for it).
     fn stalled_for(&self) -> Option<Duration> {
-        if self.sending.load(Ordering::SeqCst) == 0 {
+        if self.waiting.load(Ordering::SeqCst) == 0 {
             return None;
         }
         let last = self.progress_ns.load(Ordering::Relaxed);
         Some(Duration::from_nanos(self.now_ns().saturating_sub(last)))
     }
 
+    /// Whether every request in flight has its answer out and waits on its own body (a
+    /// stream with no news): nothing waits for the client, nothing is worked on.
+    fn quiet(&self) -> bool {
+        let active = self.active.load(Ordering::SeqCst);
+        active > 0
+            && self.sending.load(Ordering::SeqCst) == active
+            && self.waiting.load(Ordering::SeqCst) == 0
+    }
+
     /// Its rank for eviction at the cap (lower goes first), if it may be evicted: one
     /// that never completed a request, by age; one whose responses have not moved for
-    /// a second, by how long; one with no request in flight, by how long idle. One that
-    /// works on a request that moves is not evictable.
+    /// a second, by how long; one with no request in flight, or whose streams all wait
+    /// for news (a health watch), by how long idle. One that works on a request, or
+    /// sends a response that moves, is not evictable.
     pub(crate) fn eviction_rank(&self) -> Option<(u8, Instant)> {
         if self.evict.is_cancelled() {
             return None;
         }
-        let idle = self.active.load(Ordering::SeqCst) == 0;
+        let idle = self.active.load(Ordering::SeqCst) == 0 || self.quiet();
         let stalled = self.stalled_for().filter(|d| *d >= Duration::from_secs(1));
         if self.completed.load(Ordering::Relaxed) == 0 && (idle || stalled.is_some()) {
             return Some((0, self.opened));
@@ -243,18 +272,45 @@ impl Drop for Active {
 /// A response on its way out, from the handler's answer until its body is dropped.
 struct Sending {
     conn: Arc<Conn>,
+    /// Whether it waits for the client (counted in [`Conn::waiting`]): from the answer,
+    /// and after each frame its body hands over; not while its body has nothing to send.
+    waiting: bool,
+    /// Whether its body's last poll handed over a frame.
+    handed: bool,
     /// Whether the body was sent to its end.
     done: bool,
 }
 
 impl Sending {
+    /// The answer is ready: it waits for the client from now.
     fn new(conn: &Arc<Conn>) -> Sending {
         conn.sending.fetch_add(1, Ordering::SeqCst);
-        conn.progressed();
+        conn.starts_waiting();
         Sending {
             conn: Arc::clone(conn),
+            waiting: true,
+            handed: false,
             done: false,
         }
+    }
+
+    /// Its body was polled and handed over a frame (`more`: it waits for the client to
+    /// take it), or had nothing to send yet (it waits on itself). hyper polls a body
+    /// once as soon as its head is out, whatever the client's window; it polls it again
+    /// only after the frame before went out: that is progress, the first poll is not.
+    fn polled(&mut self, more: bool) {
+        if self.handed {
+            self.conn.progressed();
+        }
+        match (self.waiting, more) {
+            (true, false) => {
+                self.conn.waiting.fetch_sub(1, Ordering::SeqCst);
+            }
+            (false, true) => self.conn.starts_waiting(),
+            _ => {}
+        }
+        self.waiting = more;
+        self.handed = more;
     }
 }
 
@@ -262,6 +318,9 @@ impl Drop for Sending {
     fn drop(&mut self) {
         if self.done {
             self.conn.completed.fetch_add(1, Ordering::Relaxed);
+        }
+        if self.waiting {
+            self.conn.waiting.fetch_sub(1, Ordering::SeqCst);
         }
         self.conn.sending.fetch_sub(1, Ordering::SeqCst);
     }
@@ -274,8 +333,6 @@ pin_project_lite::pin_project! {
         inner: B,
         sending: Sending,
         active: Active,
-        // Not polled yet.
-        fresh: bool,
     }
 }
 
@@ -288,12 +345,12 @@ impl<B: http_body::Body> http_body::Body for Tracked<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
         let mut this = self.project();
-        // Polled at all: the client's window and the socket had room. The first poll
-        // follows the answer, whose moment `Sending::new` marked.
-        if !std::mem::replace(this.fresh, false) {
-            this.sending.conn.progressed();
-        }
+        // Polled at all: the client's window and the socket had room (hyper polls a body
+        // only then). A frame handed over waits for the client; a body with nothing to
+        // send yet waits on itself.
         let frame = this.inner.as_mut().poll_frame(cx);
+        this.sending
+            .polled(matches!(frame, Poll::Ready(Some(Ok(_)))));
         // Sent whole: its end reached (hyper may stop at a body's exact size without
         // asking for the end).
         if matches!(frame, Poll::Ready(None)) || this.inner.is_end_stream() {
@@ -350,7 +407,6 @@ where
                 inner,
                 sending,
                 active,
-                fresh: true,
             }
         })))
     }

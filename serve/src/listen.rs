@@ -42,8 +42,9 @@ impl Drop for Place {
 }
 
 impl Registry {
-    /// A place for `conn`: at once below the cap; at the cap, after the longest idle
-    /// connection (none in flight) was closed for it, or after one ended by itself.
+    /// A place for `conn`: at once below the cap; at the cap, the place of the first
+    /// connection to evict (see [`Conn::eviction_rank`]), told to close and taken at once
+    /// (the accept loop never waits for a close); else after one ended by itself.
     async fn admit(self: &Arc<Self>, conn: &Arc<Conn>, listener: &'static str) -> Place {
         loop {
             let freed = self.freed.notified();
@@ -60,11 +61,18 @@ impl Registry {
                     .values()
                     .filter_map(|c| c.eviction_rank().map(|rank| (rank, c)))
                     .min_by_key(|(rank, _)| *rank)
-                    .map(|(_, c)| c);
+                    .map(|(_, c)| Arc::clone(c));
                 if let Some(victim) = victim {
                     victim.evict.cancel();
                     metrics::counter!("flakeid_connections_evicted_total", "listener" => listener)
                         .increment(1);
+                    // Its place is the new connection's now: it closes on its own task.
+                    open.remove(&victim.id);
+                    open.insert(conn.id, Arc::clone(conn));
+                    return Place {
+                        registry: Arc::clone(self),
+                        id: conn.id,
+                    };
                 }
             }
             freed.await;

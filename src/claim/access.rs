@@ -28,7 +28,9 @@ impl Secret {
             path: path.display().to_string(),
             reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        let bytes = read_private(path).map_err(io)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| io("the password file is not UTF-8 text".into()))?;
         let text = text.trim_end_matches(['\n', '\r']);
         if text.is_empty() {
             return Err(io("the password file is empty".into()));
@@ -88,6 +90,62 @@ pub struct Access {
     pub password: Option<Secret>,
     /// Who may read a ZooKeeper store's znodes.
     pub read: ReadAccess,
+}
+
+/// Reads a private key (PEM) for the TLS setup, naming it and its role in an error; a
+/// file that other users may read, or that is not a regular file, is refused as a
+/// password file is ([`Secret::from_file`]).
+pub fn read_key(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
+    read_private(path).map_err(|reason| ClaimError::Io {
+        path: path.display().to_string(),
+        reason: format!("cannot use the {role}: {reason}"),
+    })
+}
+
+/// The bytes of a file that holds a secret, or why not. As OpenSSH and libpq do: the file
+/// must be regular (opened without waiting, so that a FIFO is refused instead of blocking),
+/// owned by this user or by root, and readable by nobody else (root's file may be
+/// readable by its group: a group of services sharing one secret, as Kubernetes mounts
+/// it with `defaultMode: 0440`).
+fn read_private(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let mut file = options.open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(
+            "it is not a regular file (a FIFO, a device or a directory): give the path of a file"
+                .into(),
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        let mode = meta.mode() & 0o777;
+        let shown = path.display();
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(format!(
+                "it is owned by uid {}, neither this user (uid {me}) nor root: another user could change it; chown {me} {shown}",
+                meta.uid()
+            ));
+        }
+        let others = if meta.uid() == 0 { 0o037 } else { 0o077 };
+        if mode & others != 0 {
+            return Err(format!(
+                "its mode {mode:04o} lets other users read or change it: chmod 600 {shown} (or 640, owned by root, for a group of readers)"
+            ));
+        }
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    Ok(bytes)
 }
 
 /// Reads a PEM file for the TLS setup, naming it and its role in an error.

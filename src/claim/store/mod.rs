@@ -33,7 +33,7 @@ pub use reserved::{
 pub use runtime::Runtime;
 pub use url::{FromUrl, StoreUrl};
 
-pub use super::access::read_pem;
+pub use super::access::{read_key, read_pem};
 
 /// What a store needs to take a node id: where, from which ids, for whom.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -359,3 +359,54 @@ fn the_readmes_statements_make_an_installation_no_other_role_can_take_over() {
     assert!(err.contains("permission denied"), "{err}");
     store.release(&c, 9).unwrap();
 }
+
+/// The kit's shared-database cases ([`flakeid_testkit::run_shared`]) on a real
+/// PostgreSQL: the store connects as the superuser of the tests' cluster, and another
+/// team's role (`squatter`, with `CREATE` on the database) makes the wrong states.
+struct Shared<'a> {
+    server: &'a Postgres,
+}
+
+impl flakeid_testkit::SharedDatabase for Shared<'_> {
+    fn open(&self, schema: &str) -> Result<std::sync::Arc<dyn ClaimStore>, ClaimError> {
+        let url = format!("{}&schema={schema}", self.server.url());
+        Ok(std::sync::Arc::new(open(&url)?))
+    }
+
+    fn tamper(&self, schema: &str, tampering: flakeid_testkit::Tampering) -> bool {
+        use flakeid_testkit::Tampering as T;
+        let sql = match tampering {
+            T::SquattedSchema => format!(
+                "SET ROLE squatter; {} {}",
+                create_statements(schema, "squatter"),
+                grant_statements(schema, "flakeid")
+            ),
+            T::WriteGrant => format!("GRANT UPDATE ON {schema}.nodes TO squatter"),
+            T::ColumnGrant => format!("GRANT UPDATE (reserved) ON {schema}.nodes TO squatter"),
+            T::Trigger => format!(
+                "CREATE FUNCTION {schema}.keep() RETURNS trigger LANGUAGE plpgsql AS \
+                 $$ BEGIN NEW.reserved := OLD.reserved; RETURN NEW; END $$; \
+                 CREATE TRIGGER keep BEFORE UPDATE ON {schema}.nodes \
+                 FOR EACH ROW EXECUTE FUNCTION {schema}.keep()"
+            ),
+            T::Rule => {
+                format!("CREATE RULE keep AS ON UPDATE TO {schema}.nodes DO INSTEAD NOTHING")
+            }
+            T::RowSecurity => format!("ALTER TABLE {schema}.nodes ENABLE ROW LEVEL SECURITY"),
+            T::NoPrimaryKey => format!("ALTER TABLE {schema}.nodes DROP CONSTRAINT nodes_pkey"),
+            T::Unlogged => format!("ALTER TABLE {schema}.nodes SET UNLOGGED"),
+            _ => return false,
+        };
+        self.server.sql("postgres", &sql);
+        true
+    }
+}
+
+#[test]
+fn the_postgres_store_passes_the_shared_database_cases() {
+    let _one = fleet::one_at_a_time();
+    let Some((server, _)) = two_teams("shared") else {
+        return;
+    };
+    flakeid_testkit::run_shared(&Shared { server: &server }, "kit");
+}

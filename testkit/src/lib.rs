@@ -71,6 +71,11 @@
 //!   `flakeid::claim::store::Listing`, which reads the two in either order and marks
 //!   data it cannot read as corrupt.
 //!
+//! A store on a database that other teams' roles share (a SQL store) also implements
+//! [`SharedDatabase`] and calls [`run_shared`]: a schema another role made or may write
+//! to, a trigger, rule or row-level security that rewrites the store's writes, a table
+//! without its primary key or unlogged, each refused when the store opens.
+//!
 //! The kit drives the store from one process (several handles, several threads): it
 //! cannot show that two processes or two hosts racing for one id are kept apart. That
 //! atomicity is the store's to prove, against its own server (the workspace's fleet tests
@@ -79,6 +84,7 @@
 #![warn(missing_docs)]
 
 mod checks;
+mod shared;
 mod waiting;
 
 use std::sync::Arc;
@@ -90,6 +96,7 @@ pub use checks::{
     overlapping_renewals_keep_the_maximum, renewals_never_lower_the_reservation,
     repairs_store_a_reservation_past_what_was_stored, unreadable_data_fails_closed,
 };
+pub use shared::{SharedDatabase, Tampering, a_rewritten_renewal_fails, run_shared};
 pub use waiting::{
     waiters_are_served_in_the_order_they_began_waiting, waiting_sets_never_split_a_pool,
 };

@@ -618,7 +618,11 @@ async fn hold(
 /// timeout or evicted, and the server's memory stays under twice what it was before.
 #[test]
 fn new_streams_on_a_zero_window_hold_no_connection() {
-    const CAP: usize = 100;
+    // 100 here; `FLAKEID_HOLD_CAP=300` measures the larger cap by hand.
+    let cap: usize = std::env::var("FLAKEID_HOLD_CAP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
     let token_file =
         std::env::temp_dir().join(format!("flakeid-hold-token-{}", std::process::id()));
     flakeid_fleet::write_secret(&token_file, "hold-token-1\n");
@@ -629,7 +633,7 @@ fn new_streams_on_a_zero_window_hold_no_connection() {
             "--write-timeout",
             "2s",
             "--max-connections",
-            &CAP.to_string(),
+            &cap.to_string(),
             "--grpc-listen",
             "127.0.0.1:0",
         ],
@@ -647,7 +651,7 @@ fn new_streams_on_a_zero_window_hold_no_connection() {
     let until = Instant::now() + Duration::from_secs(14);
     let holding = Arc::new(AtomicUsize::new(0));
     let every = Duration::from_millis(500);
-    let holds: Vec<_> = (0..CAP)
+    let holds: Vec<_> = (0..cap)
         .flat_map(|_| {
             [(&http, false), (&grpc, true)]
                 .map(|(a, g)| rt.spawn(hold(a.clone(), g, every, 8, until, Arc::clone(&holding))))
@@ -656,7 +660,7 @@ fn new_streams_on_a_zero_window_hold_no_connection() {
     // Once the hold has most of both caps, the normal clients start.
     assert!(
         until_true(Duration::from_secs(10), || holding.load(Ordering::SeqCst)
-            >= 2 * CAP * 9 / 10),
+            >= 2 * cap * 9 / 10),
         "the hold never filled the caps: {} connections",
         holding.load(Ordering::SeqCst)
     );
@@ -743,9 +747,9 @@ fn new_streams_on_a_zero_window_hold_no_connection() {
         );
     }
     assert!(
-        opened > 2 * CAP,
+        opened > 2 * cap,
         "no holding connection was closed: {opened} opened for {} held",
-        2 * CAP
+        2 * cap
     );
     assert!(
         peak < 2 * before.max(16 << 20),
@@ -793,8 +797,13 @@ fn a_health_watch_stays_open_past_the_write_timeout() {
             first.status,
             tonic_health::pb::health_check_response::ServingStatus::Serving as i32
         );
-        // Five write timeouts with nothing to say: a fault's length, not an order.
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        // Five write timeouts with nothing to say: a fault's length, not an order
+        // (`FLAKEID_WATCH_SECONDS=60` holds it a minute, by hand).
+        let hold = std::env::var("FLAKEID_WATCH_SECONDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(5);
+        tokio::time::sleep(Duration::from_secs(hold)).await;
         let next = tokio::time::timeout(Duration::from_millis(500), watch.message()).await;
         assert!(
             next.is_err(),

@@ -11,6 +11,17 @@ use flakeid_fleet::postgres::Postgres;
 use flakeid_fleet::scenarios::{self as fleet, Server};
 use flakeid_postgres::{PostgresStore, create_statements, grant_statements};
 
+/// The one id of a pool of one in `namespace`, claimed.
+fn claim_one(store: &PostgresStore, namespace: &str) -> flakeid::claim::store::Claimed {
+    store
+        .claim(&ClaimRequest {
+            namespace,
+            pool: 0..1,
+            instance: "test",
+        })
+        .unwrap()
+}
+
 fn open(url: &str) -> Result<PostgresStore, ClaimError> {
     PostgresStore::from_url(&StoreUrl::parse(url)?, &OpenOptions::default())
 }
@@ -84,13 +95,7 @@ fn a_schema_another_role_made_or_may_write_is_refused() {
     let owned = format!("{url}&owner=owner");
     refused(&url, ClaimErrorKind::Access, &["is owned by owner"]);
     let store = open(&owned).unwrap();
-    let c = store
-        .claim(&ClaimRequest {
-            namespace: "n",
-            pool: 0..1,
-            instance: "ids",
-        })
-        .unwrap();
+    let c = claim_one(&store, "n");
     store.release(&c, 1).unwrap();
     for (grant, says) in [
         (
@@ -131,13 +136,7 @@ fn a_trigger_rule_or_policy_that_rewrites_writes_is_refused() {
     };
     let url = server.url();
     let store = open(&url).unwrap();
-    let c = store
-        .claim(&ClaimRequest {
-            namespace: "n",
-            pool: 0..1,
-            instance: "a",
-        })
-        .unwrap();
+    let c = claim_one(&store, "n");
     store.renew(&c, 100).unwrap();
     server.sql(
         "postgres",
@@ -201,13 +200,7 @@ fn a_function_planted_on_the_search_path_never_runs() {
          AS $$ INSERT INTO public.planted VALUES (current_user) $$",
     );
     let store = open(&url).unwrap();
-    let c = store
-        .claim(&ClaimRequest {
-            namespace: "n",
-            pool: 0..1,
-            instance: "ids",
-        })
-        .unwrap();
+    let c = claim_one(&store, "n");
     store.renew(&c, 5).unwrap();
     store.release(&c, 5).unwrap();
     assert_eq!(
@@ -338,13 +331,7 @@ fn the_readmes_statements_make_an_installation_no_other_role_can_take_over() {
         pw.display()
     );
     let store = open(&url).unwrap();
-    let c = store
-        .claim(&ClaimRequest {
-            namespace: "readme",
-            pool: 0..1,
-            instance: "ids",
-        })
-        .unwrap();
+    let c = claim_one(&store, "readme");
     store.renew(&c, 9).unwrap();
     server.sql(
         "postgres",

@@ -10,6 +10,17 @@ use flakeid_fleet::postgres::Postgres;
 use flakeid_fleet::scenarios::{self as fleet, Server};
 use flakeid_postgres::PostgresStore;
 
+/// The one id of a pool of one in `namespace`, claimed.
+fn claim_one(store: &PostgresStore, namespace: &str) -> flakeid::claim::store::Claimed {
+    store
+        .claim(&ClaimRequest {
+            namespace,
+            pool: 0..1,
+            instance: "test",
+        })
+        .unwrap()
+}
+
 fn open(url: &str) -> Result<PostgresStore, ClaimError> {
     PostgresStore::from_url(&StoreUrl::parse(url)?, &OpenOptions::default())
 }
@@ -65,13 +76,7 @@ fn a_commit_is_trusted_only_where_every_standby_has_it() {
     primary.wait_for_standbys("s1=sync,s2=sync");
     let store = open(&url).unwrap();
     assert!(ClaimStore::warnings(&store).is_empty());
-    let c = store
-        .claim(&ClaimRequest {
-            namespace: "topology",
-            pool: 0..1,
-            instance: "a",
-        })
-        .unwrap();
+    let c = claim_one(&store, "topology");
     store.release(&c, 1).unwrap();
     // A role without pg_read_all_stats sees the standbys but not their states.
     primary.sql(
@@ -101,13 +106,7 @@ fn a_standby_attached_under_a_running_holder_stops_its_renewals() {
         return;
     };
     let store = open(&primary.url()).unwrap();
-    let c = store
-        .claim(&ClaimRequest {
-            namespace: "attached",
-            pool: 0..1,
-            instance: "a",
-        })
-        .unwrap();
+    let c = claim_one(&store, "attached");
     store.renew(&c, 10).unwrap();
     let _standby = primary.standby_as("attached", "late");
     primary.wait_for_standbys("late=async");

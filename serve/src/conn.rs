@@ -40,6 +40,8 @@ use hyper::body::Incoming;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::stall::Stall;
+
 /// A response body hyper can send from any task.
 pub(crate) trait ResponseBody:
     http_body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>> + Send + 'static
@@ -105,15 +107,10 @@ pub(crate) struct Conn {
     completed: AtomicU64,
     /// Responses on their way out (from the handler's answer to the end of the body).
     sending: AtomicUsize,
-    /// Of those, the ones that wait for the client: an answer not taken yet, or a frame
-    /// handed over; not one whose body has nothing to send (a watch with no news).
-    waiting: AtomicUsize,
-    /// When the connection's responses last moved (ns after `opened`): a body polled
-    /// (hyper polls one only when the client's window and the socket have room), or the
-    /// first response to wait for the client after none did. A new answer beside one
-    /// that waits does not count: a client that opens streams and reads none of them
-    /// stalls all the same.
-    progress_ns: AtomicU64,
+    /// Of those, the ones that wait for the client, and when they last moved (ns after
+    /// `opened`). A new answer beside one that waits is no progress: a client that opens
+    /// streams and reads none of them stalls all the same.
+    stall: Stall,
     /// Whether the connection speaks HTTP/2 (known from its first request).
     h2: AtomicBool,
     /// When the last request ended (ns after `opened`).
@@ -134,8 +131,7 @@ impl Conn {
             served: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             sending: AtomicUsize::new(0),
-            waiting: AtomicUsize::new(0),
-            progress_ns: AtomicU64::new(0),
+            stall: Stall::default(),
             h2: AtomicBool::new(false),
             idle_since_ns: AtomicU64::new(0),
             evict: CancellationToken::new(),
@@ -151,35 +147,19 @@ impl Conn {
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
-    fn progressed(&self) {
-        self.progress_ns.store(self.now_ns(), Ordering::Relaxed);
-    }
-
-    /// A response starts to wait for the client: the clock of its stall starts now if
-    /// none waited before.
-    fn starts_waiting(&self) {
-        if self.waiting.fetch_add(1, Ordering::SeqCst) == 0 {
-            self.progressed();
-        }
-    }
-
     /// How long its responses that wait for the client have not moved (`None`: none
     /// waits for it).
     fn stalled_for(&self) -> Option<Duration> {
-        if self.waiting.load(Ordering::SeqCst) == 0 {
-            return None;
-        }
-        let last = self.progress_ns.load(Ordering::Relaxed);
-        Some(Duration::from_nanos(self.now_ns().saturating_sub(last)))
+        self.stall
+            .stalled_for(self.now_ns())
+            .map(Duration::from_nanos)
     }
 
     /// Whether every request in flight has its answer out and waits on its own body (a
     /// stream with no news): nothing waits for the client, nothing is worked on.
     fn quiet(&self) -> bool {
         let active = self.active.load(Ordering::SeqCst);
-        active > 0
-            && self.sending.load(Ordering::SeqCst) == active
-            && self.waiting.load(Ordering::SeqCst) == 0
+        active > 0 && self.sending.load(Ordering::SeqCst) == active && self.stall.waiting() == 0
     }
 
     /// Its rank for eviction at the cap (lower goes first), if it may be evicted: one
@@ -272,7 +252,7 @@ impl Drop for Active {
 /// A response on its way out, from the handler's answer until its body is dropped.
 struct Sending {
     conn: Arc<Conn>,
-    /// Whether it waits for the client (counted in [`Conn::waiting`]): from the answer,
+    /// Whether it waits for the client (counted in the connection's [`Stall`]): from the answer,
     /// and after each frame its body hands over; not while its body has nothing to send.
     waiting: bool,
     /// Whether its body's last poll handed over a frame.
@@ -285,7 +265,7 @@ impl Sending {
     /// The answer is ready: it waits for the client from now.
     fn new(conn: &Arc<Conn>) -> Sending {
         conn.sending.fetch_add(1, Ordering::SeqCst);
-        conn.starts_waiting();
+        conn.stall.starts_waiting(conn.now_ns());
         Sending {
             conn: Arc::clone(conn),
             waiting: true,
@@ -300,13 +280,11 @@ impl Sending {
     /// only after the frame before went out: that is progress, the first poll is not.
     fn polled(&mut self, more: bool) {
         if self.handed {
-            self.conn.progressed();
+            self.conn.stall.progressed(self.conn.now_ns());
         }
         match (self.waiting, more) {
-            (true, false) => {
-                self.conn.waiting.fetch_sub(1, Ordering::SeqCst);
-            }
-            (false, true) => self.conn.starts_waiting(),
+            (true, false) => self.conn.stall.stops_waiting(),
+            (false, true) => self.conn.stall.starts_waiting(self.conn.now_ns()),
             _ => {}
         }
         self.waiting = more;
@@ -320,7 +298,7 @@ impl Drop for Sending {
             self.conn.completed.fetch_add(1, Ordering::Relaxed);
         }
         if self.waiting {
-            self.conn.waiting.fetch_sub(1, Ordering::SeqCst);
+            self.conn.stall.stops_waiting();
         }
         self.conn.sending.fetch_sub(1, Ordering::SeqCst);
     }

@@ -54,6 +54,7 @@ mod mint;
 mod routes;
 mod run;
 mod service;
+mod stall;
 pub mod tls;
 mod token;
 

@@ -39,7 +39,7 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
         if *code == SqlState::INSUFFICIENT_PRIVILEGE {
             return refused(format!(
                 "permission denied ({message}): grant the role what the store needs and no more: `{}` (flakeid-postgres's README)",
-                crate::schema::grant_statements(schema, "ROLE").replace('\n', " ")
+                crate::grants::grant_statements(schema, "ROLE").replace('\n', " ")
             ));
         }
         if *code == SqlState::INVALID_CATALOG_NAME {

@@ -39,6 +39,7 @@ mod auth;
 mod claim;
 mod connect;
 mod errors;
+mod grants;
 mod line;
 mod schema;
 mod settings;
@@ -47,7 +48,8 @@ mod tls;
 mod topology;
 mod trust;
 
-pub use schema::{SCHEMA_VERSION, create_statements, grant_statements};
+pub use grants::grant_statements;
+pub use schema::{SCHEMA_VERSION, create_statements};
 pub use settings::DEFAULT_SCHEMA;
 
 use connect::{Connector, Session};

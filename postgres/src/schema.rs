@@ -8,6 +8,7 @@ use flakeid::claim::ClaimError;
 use tokio_postgres::Client;
 
 use crate::errors::pg_error;
+use crate::grants::grant_statements;
 use crate::trust;
 
 /// The version of the tables this build reads and writes, stored in `flakeid_schema`.
@@ -66,17 +67,6 @@ pub fn create_statements(schema: &str, owner: &str) -> String {
     out.push_str(&version_row(schema));
     out.push(';');
     out
-}
-
-/// The grants a role needs on the tables of `schema` (the README prints them).
-pub fn grant_statements(schema: &str, role: &str) -> String {
-    format!(
-        "GRANT USAGE ON SCHEMA {schema} TO {role};
-GRANT SELECT ON {schema}.flakeid_schema TO {role};
-GRANT SELECT, INSERT ON {schema}.namespaces TO {role};
-GRANT SELECT, INSERT, UPDATE ON {schema}.nodes TO {role};
-GRANT SELECT, INSERT, UPDATE, DELETE ON {schema}.line TO {role};"
-    )
 }
 
 /// Each table's columns and their types (as `information_schema` names them).

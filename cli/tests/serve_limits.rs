@@ -615,10 +615,12 @@ async fn hold(
 /// never go out, and each new one used to count as progress): at the connection cap,
 /// on both listeners, normal clients (a new connection per request, HTTP with its token
 /// and gRPC) are answered throughout, the holding connections are closed by the write
-/// timeout or evicted, and the server's memory stays under twice what it was before.
+/// timeout or evicted, and the server's memory stays bounded (under 2.5 times what it
+/// was before: 1.7 times measured at this cap).
 #[test]
 fn new_streams_on_a_zero_window_hold_no_connection() {
-    // 100 here; `FLAKEID_HOLD_CAP=300` measures the larger cap by hand.
+    // 100 for 14 s here; `FLAKEID_HOLD_CAP=300 FLAKEID_HOLD_SECONDS=60` measures the
+    // larger cap and a longer hold by hand.
     let cap: usize = std::env::var("FLAKEID_HOLD_CAP")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -648,7 +650,11 @@ fn new_streams_on_a_zero_window_hold_no_connection() {
         .enable_all()
         .build()
         .unwrap();
-    let until = Instant::now() + Duration::from_secs(14);
+    let seconds = std::env::var("FLAKEID_HOLD_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(14);
+    let until = Instant::now() + Duration::from_secs(seconds);
     let holding = Arc::new(AtomicUsize::new(0));
     let every = Duration::from_millis(500);
     let holds: Vec<_> = (0..cap)
@@ -751,8 +757,10 @@ fn new_streams_on_a_zero_window_hold_no_connection() {
         "no holding connection was closed: {opened} opened for {} held",
         2 * cap
     );
+    // Bounded, where the hold used to grow it without end (9 MB to 688 MB in 50 s): the
+    // figures are printed above, and BENCHMARKS.md keeps them.
     assert!(
-        peak < 2 * before.max(16 << 20),
+        peak < 5 * before.max(16 << 20) / 2,
         "memory grew from {before} to {peak} bytes"
     );
     let _ = std::fs::remove_file(token_file);

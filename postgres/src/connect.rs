@@ -31,6 +31,8 @@ pub(crate) struct Session {
     warned: Arc<AtomicU64>,
     /// `synchronous_standby_names` on the primary: the standbys each commit waits for.
     pub(crate) standby_names: String,
+    /// The question of the primary's replication, asked after every request.
+    pub(crate) topology: tokio_postgres::Statement,
 }
 
 impl Session {
@@ -243,13 +245,15 @@ impl Connector {
             ))
             .await
             .map_err(e)?;
+        let topology = topology::prepare(&client, url, schema).await?;
         let (risks, standby_names) =
-            topology::check(&client, url, schema, self.settings.replication).await?;
+            topology::check(&client, &topology, url, schema, self.settings.replication).await?;
         schema::ensure(&mut client, url, schema, self.settings.owner.as_deref()).await?;
         let session = Session {
             client: Arc::new(client),
             warned,
             standby_names,
+            topology,
         };
         Ok((session, risks))
     }

@@ -156,6 +156,7 @@ impl Shared {
         let settings = self.connector.settings();
         let (risks, _) = topology::check(
             &session.client,
+            &session.topology,
             &self.url,
             &self.schema,
             settings.replication,

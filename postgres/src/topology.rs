@@ -10,7 +10,7 @@ use std::vec::Vec;
 
 use flakeid::claim::ClaimError;
 use flakeid::claim::store::unreachable;
-use tokio_postgres::Client;
+use tokio_postgres::{Client, Statement};
 
 use crate::errors::pg_error;
 use crate::settings::Replication;
@@ -127,17 +127,31 @@ pub(crate) fn risk(names: &str, standbys: &[Standby]) -> Option<String> {
     None
 }
 
-/// The replication of the primary `client` is connected to, judged: the warnings to
+/// [`QUERY`], prepared once per session: it runs after every request.
+pub(crate) async fn prepare(
+    client: &Client,
+    url: &str,
+    schema: &str,
+) -> Result<Statement, ClaimError> {
+    client
+        .prepare(QUERY)
+        .await
+        .map_err(|e| pg_error(url, schema, &e))
+}
+
+/// The replication of the primary `client` is connected to (asked by [`prepare`]'s
+/// statement), judged: the warnings to
 /// carry (where the URL accepts asynchronous standbys) and `synchronous_standby_names`,
 /// or why the store refuses it.
 pub(crate) async fn check(
     client: &Client,
+    query: &Statement,
     url: &str,
     schema: &str,
     replication: Replication,
 ) -> Result<(Vec<String>, String), ClaimError> {
     let row = client
-        .query_one(QUERY, &[])
+        .query_one(query, &[])
         .await
         .map_err(|e| pg_error(url, schema, &e))?;
     let (names, recovery): (String, bool) = (row.get(0), row.get(1));

@@ -98,7 +98,10 @@ fn repair(
             Some("--repair"),
             format!(
                 "node {node} is outside namespace {ns:?}'s layout ({}), whose node ids are 0 to {}: give one of those",
-                recorded.as_deref().unwrap_or_default(),
+                recorded
+                    .as_deref()
+                    .map(|r| claim::store::layout_preset(r).unwrap_or(r))
+                    .unwrap_or_default(),
                 layout.max_node()
             ),
         ));

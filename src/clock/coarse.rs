@@ -119,13 +119,21 @@ impl Default for CoarseClock {
 }
 
 impl Clock for CoarseClock {
+    /// The precise reading, never below what was published: another core's reading,
+    /// published a moment ago, can lead this core's by a nanosecond or so (their
+    /// time-stamp counters are not exactly in step under a hypervisor), and the coarse
+    /// reading never leads the precise one.
     #[inline]
     fn unix_ns(&self) -> u64 {
         let now = self.shared.precise.unix_ns();
-        if self.ticking && now > self.shared.recent.load(Ordering::Relaxed) + PUBLISH_SLACK_NS {
+        if !self.ticking {
+            return now;
+        }
+        let recent = self.shared.recent.load(Ordering::Relaxed);
+        if now > recent + PUBLISH_SLACK_NS {
             self.shared.recent.fetch_max(now, Ordering::Relaxed);
         }
-        now
+        now.max(recent)
     }
 
     #[inline]

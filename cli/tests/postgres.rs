@@ -150,6 +150,21 @@ fn the_database_paused_under_two_holders_costs_no_duplicate() {
     assert_eq!(all.len(), count, "a duplicate ID");
 }
 
+/// A primary whose standby streams to it synchronously (`None`: no PostgreSQL here), and
+/// the multi-host URL that lists the primary first, then the standby.
+fn synchronous_pair(name: &str) -> Option<(Postgres, Postgres, String)> {
+    let primary = Postgres::start_with(name, "synchronous_standby_names = 'standby'")?;
+    let standby = primary.standby(name);
+    primary.wait_for_standbys("standby=sync");
+    let url = format!(
+        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&sslmode=disable&target_session_attrs=read-write",
+        primary.port,
+        standby.port,
+        primary.password_file.display()
+    );
+    Some((primary, standby, url))
+}
+
 /// A primary with a synchronous standby; two holders reach them through one multi-host
 /// URL. The primary is killed and the standby promoted: the holders stop at their fences,
 /// reconnect to the new primary and go on, their claims intact (every reservation they
@@ -159,26 +174,9 @@ fn the_database_paused_under_two_holders_costs_no_duplicate() {
 #[test]
 fn a_failover_to_the_synchronous_standby_costs_no_duplicate() {
     let _one = fleet::one_at_a_time();
-    let Some(mut primary) =
-        Postgres::start_with("failover", "synchronous_standby_names = 'standby'")
-    else {
+    let Some((mut primary, standby, url)) = synchronous_pair("failover") else {
         return;
     };
-    let standby = primary.standby("failover");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while primary.sql("postgres", "SELECT sync_state FROM pg_stat_replication") != "sync" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no synchronous standby"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let url = format!(
-        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&sslmode=disable&target_session_attrs=read-write",
-        primary.port,
-        standby.port,
-        primary.password_file.display()
-    );
     let args = [
         "--nodes",
         "0..3",
@@ -239,18 +237,9 @@ fn a_failover_to_the_synchronous_standby_costs_no_duplicate() {
 #[test]
 fn a_frozen_first_host_does_not_hold_up_the_failover() {
     let _one = fleet::one_at_a_time();
-    let Some(primary) = Postgres::start_with("frozen", "synchronous_standby_names = 'standby'")
-    else {
+    let Some((primary, standby, url)) = synchronous_pair("frozen") else {
         return;
     };
-    let standby = primary.standby("frozen");
-    primary.wait_for_standbys("standby=sync");
-    let url = format!(
-        "postgres://flakeid@127.0.0.1:{},127.0.0.1:{}/postgres?password-file={}&sslmode=disable",
-        primary.port,
-        standby.port,
-        primary.password_file.display()
-    );
     let args = [
         "--nodes",
         "0..2",

@@ -339,13 +339,7 @@ async fn open_plain(
         .map_err(|e| pg_error(url, schema, &e))?
         .get(0);
     if read_only == "on" {
-        return Err(unreachable(
-            url,
-            format!(
-                "{} is not a host that takes writes (a standby, or a primary in read-only mode): a failover in progress ends this",
-                host.shown
-            ),
-        ));
+        return Err(crate::errors::takes_no_writes(url, Some(&host.shown)));
     }
     Ok(client)
 }

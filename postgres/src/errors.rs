@@ -79,15 +79,28 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
         return refused(text);
     }
     if text.contains("does not allow writes") {
-        return unreachable(
-            url,
-            "no host of the URL takes writes (each is a standby or read-only): a failover in progress ends this",
-        );
+        return takes_no_writes(url, None);
     }
     if let Some(reason) = tls_refusal(&text) {
         return refused(format!("{reason} ({text})"));
     }
     unreachable(url, text)
+}
+
+/// A host (`host`, or every host of the URL) that answered but takes no writes: a standby,
+/// or a primary in read-only mode, as the client's read-write check or the store's own
+/// finds it.
+pub(crate) fn takes_no_writes(url: &str, host: Option<&str>) -> ClaimError {
+    let which = match host {
+        Some(host) => format!("{host} is not a host that takes writes"),
+        None => "no host of the URL takes writes".into(),
+    };
+    unreachable(
+        url,
+        format!(
+            "{which} (a standby, or a primary in read-only mode; a failover in progress ends this): list the primary's host in the URL"
+        ),
+    )
 }
 
 /// The error and its sources, as one line.

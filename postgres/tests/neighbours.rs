@@ -5,26 +5,13 @@
 //! unlogged. Each was a path to two holders minting the same IDs; each is refused,
 //! saying what is wrong and what to do.
 
-use flakeid::claim::store::{ClaimRequest, FromUrl, StoreUrl};
-use flakeid::claim::{ClaimError, ClaimErrorKind, ClaimStore, OpenOptions};
+use flakeid::claim::{ClaimError, ClaimErrorKind, ClaimStore};
+mod common;
+
+use common::{claim_one, open, refused};
 use flakeid_fleet::postgres::Postgres;
 use flakeid_fleet::scenarios::{self as fleet, Server};
-use flakeid_postgres::{PostgresStore, create_statements, grant_statements};
-
-/// The one id of a pool of one in `namespace`, claimed.
-fn claim_one(store: &PostgresStore, namespace: &str) -> flakeid::claim::store::Claimed {
-    store
-        .claim(&ClaimRequest {
-            namespace,
-            pool: 0..1,
-            instance: "test",
-        })
-        .unwrap()
-}
-
-fn open(url: &str) -> Result<PostgresStore, ClaimError> {
-    PostgresStore::from_url(&StoreUrl::parse(url)?, &OpenOptions::default())
-}
+use flakeid_postgres::{create_statements, grant_statements};
 
 /// A server with the roles of two teams: `ids` (the store's, password `ids`) and
 /// `squatter` (another team's, with `CREATE` on the database), and `owner`, a role of
@@ -44,15 +31,6 @@ fn two_teams(name: &str) -> Option<(Postgres, String)> {
         pw.display()
     );
     Some((server, url))
-}
-
-fn refused(url: &str, kind: ClaimErrorKind, says: &[&str]) {
-    let err = open(url).unwrap_err();
-    let text = err.to_string();
-    assert_eq!(err.kind(), kind, "{text}");
-    for s in says {
-        assert!(text.contains(s), "{s:?} not in: {text}");
-    }
 }
 
 /// A schema another role made first (its tables, grants to the store's role as the

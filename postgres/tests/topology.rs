@@ -4,35 +4,12 @@
 //! at connect and again after every request, so that a standby attached under a running
 //! holder stops the trust in its next reservation.
 
-use flakeid::claim::store::{ClaimRequest, FromUrl, StoreUrl};
-use flakeid::claim::{ClaimError, ClaimErrorKind, ClaimStore, OpenOptions};
+use flakeid::claim::{ClaimErrorKind, ClaimStore};
+mod common;
+
+use common::{claim_one, open, refused};
 use flakeid_fleet::postgres::Postgres;
 use flakeid_fleet::scenarios::{self as fleet, Server};
-use flakeid_postgres::PostgresStore;
-
-/// The one id of a pool of one in `namespace`, claimed.
-fn claim_one(store: &PostgresStore, namespace: &str) -> flakeid::claim::store::Claimed {
-    store
-        .claim(&ClaimRequest {
-            namespace,
-            pool: 0..1,
-            instance: "test",
-        })
-        .unwrap()
-}
-
-fn open(url: &str) -> Result<PostgresStore, ClaimError> {
-    PostgresStore::from_url(&StoreUrl::parse(url)?, &OpenOptions::default())
-}
-
-fn refused(url: &str, says: &[&str]) {
-    let err = open(url).unwrap_err();
-    let text = err.to_string();
-    assert_eq!(err.kind(), ClaimErrorKind::Access, "{text}");
-    for s in says {
-        assert!(text.contains(s), "{s:?} not in: {text}");
-    }
-}
 
 /// A synchronous standby beside an asynchronous one, a `FIRST 1` list of two and a
 /// quorum smaller than its standbys each leave a standby that may lack a commit: refused
@@ -53,6 +30,7 @@ fn a_commit_is_trusted_only_where_every_standby_has_it() {
     let url = primary.url();
     refused(
         &url,
+        ClaimErrorKind::Access,
         &["standby s2 at 127.0.0.1 is async", "replication=async"],
     );
     let accepted = open(&format!("{url}&replication=async")).unwrap();
@@ -65,10 +43,14 @@ fn a_commit_is_trusted_only_where_every_standby_has_it() {
     );
     primary.name_standbys("FIRST 1 (s1, s2)");
     primary.wait_for_standbys("s1=sync,s2=potential");
-    refused(&url, &["standby s2 at 127.0.0.1 is potential"]);
+    refused(
+        &url,
+        ClaimErrorKind::Access,
+        &["standby s2 at 127.0.0.1 is potential"],
+    );
     primary.name_standbys("ANY 1 (s1, s2)");
     primary.wait_for_standbys("s1=quorum,s2=quorum");
-    refused(&url, &["waits for 1 of the 2"]);
+    refused(&url, ClaimErrorKind::Access, &["waits for 1 of the 2"]);
     primary.name_standbys("ANY 2 (s1, s2)");
     primary.wait_for_standbys("s1=quorum,s2=quorum");
     drop(open(&url).unwrap());
@@ -91,7 +73,7 @@ fn a_commit_is_trusted_only_where_every_standby_has_it() {
         primary.port,
         pw.display()
     );
-    refused(&ids, &["GRANT pg_read_all_stats"]);
+    refused(&ids, ClaimErrorKind::Access, &["GRANT pg_read_all_stats"]);
     primary.sql("postgres", "GRANT pg_read_all_stats TO ids");
     drop(open(&ids).unwrap());
 }

@@ -249,14 +249,22 @@ impl Drop for Active {
     }
 }
 
+/// What a response on its way out waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// The client, to take the answer (its body not polled yet).
+    Answer,
+    /// The client, to take the frame its body handed over.
+    Frame,
+    /// Its own body, which had nothing to send (a watch with no news).
+    Own,
+}
+
 /// A response on its way out, from the handler's answer until its body is dropped.
 struct Sending {
     conn: Arc<Conn>,
-    /// Whether it waits for the client (counted in the connection's [`Stall`]): from the answer,
-    /// and after each frame its body hands over; not while its body has nothing to send.
-    waiting: bool,
-    /// Whether its body's last poll handed over a frame.
-    handed: bool,
+    /// What it waits for: counted in the connection's [`Stall`] unless [`Wait::Own`].
+    wait: Wait,
     /// Whether the body was sent to its end.
     done: bool,
 }
@@ -268,8 +276,7 @@ impl Sending {
         conn.stall.starts_waiting(conn.now_ns());
         Sending {
             conn: Arc::clone(conn),
-            waiting: true,
-            handed: false,
+            wait: Wait::Answer,
             done: false,
         }
     }
@@ -279,16 +286,18 @@ impl Sending {
     /// once as soon as its head is out, whatever the client's window; it polls it again
     /// only after the frame before went out: that is progress, the first poll is not.
     fn polled(&mut self, more: bool) {
-        if self.handed {
-            self.conn.stall.progressed(self.conn.now_ns());
-        }
-        match (self.waiting, more) {
-            (true, false) => self.conn.stall.stops_waiting(),
-            (false, true) => self.conn.stall.starts_waiting(self.conn.now_ns()),
+        let next = if more { Wait::Frame } else { Wait::Own };
+        let stall = &self.conn.stall;
+        match (self.wait, next) {
+            // The frame before went out.
+            (Wait::Frame, _) => stall.progressed(self.conn.now_ns()),
+            (Wait::Own, Wait::Frame) => stall.starts_waiting(self.conn.now_ns()),
             _ => {}
         }
-        self.waiting = more;
-        self.handed = more;
+        if self.wait != Wait::Own && next == Wait::Own {
+            stall.stops_waiting();
+        }
+        self.wait = next;
     }
 }
 
@@ -297,7 +306,7 @@ impl Drop for Sending {
         if self.done {
             self.conn.completed.fetch_add(1, Ordering::Relaxed);
         }
-        if self.waiting {
+        if self.wait != Wait::Own {
             self.conn.stall.stops_waiting();
         }
         self.conn.sending.fetch_sub(1, Ordering::SeqCst);

@@ -118,15 +118,20 @@ fn read_private(path: &Path) -> Result<Vec<u8>, String> {
     }
     let mut file = options.open(path).map_err(|e| e.to_string())?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
+    #[cfg(not(unix))]
     if !meta.is_file() {
-        return Err(
-            "it is not a regular file (a FIFO, a device or a directory): give the path of a file"
-                .into(),
-        );
+        return Err("it is not a regular file: give the path of a file".into());
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
+        let kind = rustix::fs::FileType::from_raw_mode(meta.mode());
+        if kind != rustix::fs::FileType::RegularFile {
+            return Err(format!(
+                "it is {}, not a regular file: give the path of a file",
+                super::file::os::kind_name(kind)
+            ));
+        }
         let me = rustix::process::geteuid().as_raw();
         let mode = meta.mode() & 0o777;
         let shown = path.display();

@@ -14,7 +14,7 @@ use super::store::{ClaimRequest, Claimed, Repaired, Ticket, Waiter};
 use super::{ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, NodeState, check_namespace};
 mod dir;
 mod line;
-mod os;
+pub(super) mod os;
 mod records;
 mod state;
 use dir::{Dir, FileId, Trust};

@@ -11,7 +11,7 @@ use rustix::fs::FileType;
 use super::super::ClaimError;
 
 /// What kind of file a name is, as the store sees it.
-pub(super) fn kind_name(t: FileType) -> &'static str {
+pub(in crate::claim) fn kind_name(t: FileType) -> &'static str {
     match t {
         FileType::RegularFile => "a regular file",
         FileType::Directory => "a directory",

@@ -3,7 +3,7 @@
 //! forwarding its next request (the server applies it, the reply is lost), goes down
 //! (every connection closed, new ones closed at once) until brought back, or blackholes
 //! (bytes held, nothing forwarded either way, connections left open: a member that stopped
-//! answering, or a partition) until it heals.
+//! answering, or a partition) until it heals, or holds each reply a while (a slow link).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -20,6 +20,8 @@ struct Switches {
     down: AtomicBool,
     /// Forward nothing, close nothing.
     blackholed: AtomicBool,
+    /// How long each chunk of the server's replies waits before it goes on, in µs.
+    reply_delay_us: AtomicU64,
     /// The connections open now.
     active: std::sync::atomic::AtomicUsize,
     /// How many cuts happened.
@@ -92,6 +94,13 @@ impl Proxy {
         self.switches.blackholed.store(blackholed, Ordering::SeqCst);
     }
 
+    /// Every chunk of the server's replies held `delay` before it goes on (a slow link
+    /// or a busy server: each answer late, none lost).
+    pub fn set_reply_delay(&self, delay: Duration) {
+        let us = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        self.switches.reply_delay_us.store(us, Ordering::SeqCst);
+    }
+
     /// How many connections are open through the proxy now.
     pub fn connections(&self) -> usize {
         self.switches.active.load(Ordering::SeqCst).div_ceil(2)
@@ -127,6 +136,10 @@ fn pump(mut from: TcpStream, mut to: TcpStream, s: &Arc<Switches>, requests: boo
             };
             while s.blackholed.load(Ordering::SeqCst) && !s.down.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(2));
+            }
+            let delay = s.reply_delay_us.load(Ordering::SeqCst);
+            if !requests && delay > 0 {
+                std::thread::sleep(Duration::from_micros(delay));
             }
             if s.down.load(Ordering::SeqCst) || to.write_all(&buf[..n]).is_err() {
                 break;

@@ -239,9 +239,9 @@ impl PostgresStore {
         self.ttl
     }
 
-    /// Runs `f` with the session on the store's runtime: attempts bounded by the attempt
-    /// bound, again (on a new session) while the store cannot be reached, all within the
-    /// request timeout.
+    /// Runs `f` with the session on the store's runtime: each attempt of `f` bounded by the
+    /// attempt bound, again (on a new session) while the store cannot be reached, all
+    /// within the request timeout; a new session's connect within what is left of it.
     pub(crate) fn run<T, F>(
         &self,
         f: impl Fn(Arc<Shared>, Arc<Client>) -> F + Send + Sync + 'static,
@@ -274,24 +274,36 @@ impl PostgresStore {
             let mut answered: Option<ClaimError> = None;
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let bound = attempt.min(left);
-                let once = async {
-                    let session = shared.session().await?;
-                    let warned = session.warned();
-                    let done = f(Arc::clone(&shared), Arc::clone(&session.client)).await;
-                    if session.warned() != warned {
-                        return Err(unreachable(&shared.url, UNREPLICATED));
+                // A new session is bounded by what is left of the request, not by one
+                // attempt: each host's first answer has the attempt's bound (a host that
+                // never answers costs no more), but a connect of many round trips on a
+                // slow link or a busy host would never end if every try began again.
+                let outcome = match tokio::time::timeout(left, shared.session()).await {
+                    Err(_) => Err(left),
+                    Ok(Err(e)) => Ok(Err(e)),
+                    Ok(Ok(session)) => {
+                        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                        let bound = attempt.min(left);
+                        let once = async {
+                            let warned = session.warned();
+                            let done = f(Arc::clone(&shared), Arc::clone(&session.client)).await;
+                            if session.warned() != warned {
+                                return Err(unreachable(&shared.url, UNREPLICATED));
+                            }
+                            let done = done?;
+                            // Trusted only where the primary's standbys all had it: one
+                            // attached since the session was made (asynchronous) would
+                            // lack it.
+                            shared.replicated(&session).await?;
+                            Ok(done)
+                        };
+                        tokio::time::timeout(bound, once).await.map_err(|_| bound)
                     }
-                    let done = done?;
-                    // Trusted only where the primary's standbys all had it: one attached
-                    // since the session was made (asynchronous) would lack it.
-                    shared.replicated(&session).await?;
-                    Ok(done)
                 };
-                let error = match tokio::time::timeout(bound, once).await {
+                let error = match outcome {
                     Ok(Err(e @ ClaimError::Unreachable { .. })) => e,
                     Ok(done) => return done,
-                    Err(_) => answered.take().unwrap_or_else(|| {
+                    Err(bound) => answered.take().unwrap_or_else(|| {
                         unreachable(&shared.url, format!("no answer within {bound:?}"))
                     }),
                 };

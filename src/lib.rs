@@ -174,6 +174,8 @@ pub mod rfc3339;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod sync;
+#[cfg(feature = "std")]
+pub mod wait;
 
 pub use clock::Clock;
 pub use encoding::Encoding;

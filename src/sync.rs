@@ -16,8 +16,6 @@ pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 pub(crate) use core::hint::spin_loop;
 #[cfg(all(not(flakeid_loom), target_has_atomic = "64"))]
 pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
-#[cfg(all(not(flakeid_loom), feature = "std"))]
-pub(crate) use std::thread::yield_now;
 
 #[cfg(all(not(flakeid_loom), not(feature = "std")))]
 pub(crate) fn yield_now() {

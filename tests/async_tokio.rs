@@ -230,3 +230,84 @@ async fn an_awaited_batch_spans_ticks_and_leaves_the_runtime_free() {
         Err(MintError::WaitTooLong { .. })
     ));
 }
+
+/// A layout whose sequence never runs out in a test (26 bits: 67 M IDs a second), so
+/// that a batch never waits for a tick and only its own bound gives the thread back.
+fn wide() -> Generator {
+    let layout = Layout::builder()
+        .time_bits(33)
+        .sequence_bits(26)
+        .node_bits(4)
+        .unit(Duration::from_secs(1))
+        .epoch_unix_ms(1_735_689_600_000)
+        .build()
+        .unwrap();
+    Generator::builder(layout).node(1).build().unwrap()
+}
+
+/// A batch that never has to wait still gives its thread back: every poll of
+/// `next_ids_async` mints at most `ASYNC_POLL_IDS` IDs (counted from the generator's
+/// last ID between polls), so a batch of a million takes many polls.
+#[test]
+fn a_batch_gives_its_thread_back_every_async_poll_ids() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let g = wide();
+    let layout = *g.layout();
+    let mut out = vec![flakeid::Id::default(); 1_000_000];
+    let mut batch = Box::pin(g.next_ids_async(&mut out));
+    let mut cx = Context::from_waker(Waker::noop());
+    let position = || {
+        let p = layout.decompose(g.last_id().get()).unwrap();
+        (p.ticks, p.sequence)
+    };
+    let (mut polls, mut before) = (0u64, position());
+    let n = loop {
+        polls += 1;
+        let ready = batch.as_mut().poll(&mut cx);
+        let after = position();
+        if after.0 == before.0 {
+            let minted = after.1 - before.1;
+            assert!(
+                minted <= flakeid::generator::ASYNC_POLL_IDS as u64,
+                "one poll minted {minted} IDs"
+            );
+        }
+        before = after;
+        if let Poll::Ready(n) = ready {
+            break n.unwrap();
+        }
+        assert!(polls < 10_000_000, "the batch never ended");
+    };
+    assert_eq!(n, 1_000_000);
+    assert!(
+        polls >= (1_000_000 / flakeid::generator::ASYNC_POLL_IDS) as u64,
+        "a million IDs in {polls} polls"
+    );
+}
+
+/// On one thread, a single-ID request made while a batch of ten million runs is
+/// answered before the batch ends: the batch gives the thread back between its chunks.
+#[tokio::test(flavor = "current_thread")]
+async fn a_single_id_is_answered_while_a_batch_runs_on_the_same_thread() {
+    let g = Arc::new(wide());
+    let single = wide();
+    let batch = tokio::spawn({
+        let g = Arc::clone(&g);
+        async move {
+            let mut out = vec![flakeid::Id::default(); 10_000_000];
+            g.next_ids_async(&mut out).await.unwrap()
+        }
+    });
+    // Wait until the batch has begun (before its first ID the last reads as tick 0).
+    let initial = g.last_id();
+    while g.last_id() == initial {
+        tokio::task::yield_now().await;
+    }
+    single.next_id_async().await.unwrap();
+    assert!(
+        !batch.is_finished(),
+        "the single ID was answered only after the batch of ten million ended"
+    );
+    assert_eq!(batch.await.unwrap(), 10_000_000);
+}

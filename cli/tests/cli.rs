@@ -426,6 +426,52 @@ fn bench_reports_a_rate() {
         out.contains("ids/s") && out.contains("% of the cap"),
         "{out}"
     );
+    bench_ticks_add_up(&out);
+}
+
+/// The bench's account of the ticks adds up: the ticks it minted in and those it lost make
+/// the ticks it spanned, and each lost one has its reason (late from a wait, or passed
+/// while minting). Returns (spanned, minted in, lost late, lost while minting).
+fn bench_ticks_add_up(out: &str) -> [u64; 4] {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("ticks: "))
+        .unwrap_or_else(|| panic!("no ticks line: {out}"));
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .filter(|w| !w.is_empty() && !w.contains('.'))
+        .map(|w| w.parse().unwrap())
+        .collect();
+    // minted in M of S; L lost (P%): A woke late..., B passed while minting
+    let [minted, spanned, lost, late, preempted] = numbers[..] else {
+        panic!("{line}");
+    };
+    assert!(spanned > 0, "{line}");
+    assert_eq!(minted + lost, spanned, "{line}");
+    assert_eq!(late + preempted, lost, "{line}");
+    [spanned, minted, late, preempted]
+}
+
+/// On a layout of one ID a tick, every ID but the first follows a wait for the next
+/// tick: it mints in as many ticks as it mints IDs, and a lost tick can only have been
+/// lost waking late.
+#[test]
+fn bench_counts_the_ticks_it_lost_and_why() {
+    let out = ok(&[
+        "bench",
+        "--seconds",
+        "0.3",
+        "--layout",
+        "time=41,seq=0,node=2,epoch=2025-01-01T00:00:00Z",
+    ]);
+    let [_spanned, minted, _late, preempted] = bench_ticks_add_up(&out);
+    let ids: u64 = out.split(' ').next().unwrap().parse().unwrap();
+    assert!(ids > 0, "{out}");
+    assert_eq!(minted, ids, "{out}");
+    assert_eq!(
+        preempted, 0,
+        "with one ID a tick none is lost while minting: {out}"
+    );
 }
 
 /// Found by the `parse` fuzz target: base32 text that starts with `0X` reads as hex in

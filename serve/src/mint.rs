@@ -161,7 +161,7 @@ impl Minter {
     /// tick, yielding the thread after each, awaiting the timer when a tick runs out
     /// (never blocking or spinning), and leaving a tick to single-ID requests whenever
     /// one waits on the shard. Each wait is bounded by the generator's wait bound; fails
-    /// with the error that stopped it.
+    /// with the error that stopped it. Waits are [`flakeid::wait::sleep`]s.
     pub async fn fill(&self, shard: usize, out: &mut [Id]) -> Result<(), MintError> {
         let shard = shard % self.shards();
         with_shards!(&self.shards, g => self.fill_from(&g.shards()[shard], shard, out).await)
@@ -204,7 +204,9 @@ impl Minter {
             if spent + wait > g.max_wait() {
                 return Err(refusal.unwrap_or(MintError::wait_too_long(wait, spent)));
             }
-            tokio::time::sleep(wait).await;
+            // To the microsecond, holding no thread: tokio's timer would round the wait up
+            // to whole milliseconds and lose one or two ticks at each.
+            flakeid::wait::sleep(wait).await;
         }
         Ok(())
     }

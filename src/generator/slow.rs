@@ -28,11 +28,13 @@ pub(crate) struct WaitBudget {
     pub(super) waits_for_lease: bool,
 }
 
-/// Below this much time left, a waiting thread spins instead of sleeping.
-const SPIN_BELOW: Duration = Duration::from_micros(50);
-/// Above this much time left, a waiting thread sleeps (all but `SLEEP_MARGIN` of it).
-const SLEEP_ABOVE: Duration = Duration::from_micros(300);
-const SLEEP_MARGIN: Duration = Duration::from_micros(150);
+/// Below this much time left, a waiting thread spins instead of sleeping: less than a
+/// sleep's own cost (a system call each way and the timer's slack, 50 µs by default).
+/// Above it the thread sleeps to the boundary itself, not short of it: a thread that woke
+/// early and spun, or yielded, on a busy host is sent behind every other runnable thread
+/// and wakes a tick or more late, where a wake anywhere inside the new tick still mints
+/// all of it (docs/design.md, "Waiting for the next tick").
+const SPIN_BELOW: Duration = Duration::from_micros(20);
 
 impl<C: Clock, G: TickGate> Generator<C, G> {
     /// The slow path of `next_id` (`BLOCK`) and of `try_next_id` (not): one ID.
@@ -139,11 +141,12 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         }
     }
 
-    /// Mints the next ID, awaiting tokio's timer instead of spinning or sleeping the thread
+    /// Mints the next ID, awaiting the next tick instead of spinning or sleeping the thread
     /// when the tick's sequence is used up or the clock is behind under
-    /// [`ClockPolicy::Wait`](crate::ClockPolicy::Wait) (feature `tokio`). Meant for the long units (Sonyflake's
-    /// 10 ms): tokio's timer has millisecond resolution, so with 1 ms ticks the
-    /// blocking [`Generator::next_id`] loses less of the cap. The total wait is bounded by
+    /// [`ClockPolicy::Wait`](crate::ClockPolicy::Wait) (feature `tokio`). The wait is
+    /// [`wait::sleep`](crate::wait::sleep), kept to the microsecond (tokio's own timer
+    /// rounds up to whole milliseconds, a tick or two lost at every wait of a 1 ms layout),
+    /// and holds no thread: other tasks run meanwhile. The total wait is bounded by
     /// `max_wait`, as for the blocking calls; a lease held elsewhere is awaited too, and so
     /// is a renewal at a claimed generator's fence.
     ///
@@ -178,12 +181,16 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
                 done => return done,
             };
             self.within_bound(started.elapsed(), wait)?;
-            tokio::time::sleep(wait).await;
+            crate::wait::sleep(wait).await;
         }
     }
 
-    /// Fills up to `out.len()` IDs, awaiting tokio's timer (never spinning or sleeping the
-    /// thread) when a tick runs out, and returns how many it wrote (feature `tokio`).
+    /// Fills up to `out.len()` IDs, awaiting the next tick (as [`Generator::next_id_async`]
+    /// does: never spinning or sleeping the thread) when a tick runs out, and returns how
+    /// many it wrote (feature `tokio`). It gives its thread back to the runtime after
+    /// every [`ASYNC_POLL_IDS`](crate::generator::ASYNC_POLL_IDS) IDs at most (about 10 µs
+    /// of minting), so that other tasks on the thread wait no longer than that for a batch
+    /// of any size.
     /// The waits together are bounded by `max_wait`; when the bound stops it after some
     /// IDs, it returns that shorter count, and it fails only when it wrote nothing (as
     /// [`Generator::next_ids`] does). IDs are strictly increasing within the slice and
@@ -206,10 +213,17 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     pub async fn next_ids_async(&self, out: &mut [Id]) -> Result<usize, MintError> {
         let started = std::time::Instant::now();
         let mut filled = 0;
+        let mut since_yield = 0;
         while filled < out.len() {
-            let wait = match self.try_next_ids(&mut out[filled..]) {
+            if since_yield >= super::ASYNC_POLL_IDS {
+                since_yield = 0;
+                crate::wait::yield_now().await;
+            }
+            let end = out.len().min(filled + super::ASYNC_POLL_IDS - since_yield);
+            let wait = match self.try_next_ids(&mut out[filled..end]) {
                 Ok(n) => {
                     filled += n;
+                    since_yield += n;
                     continue;
                 }
                 Err(MintError::WouldBlock { wait_ns }) => Duration::from_nanos(wait_ns),
@@ -224,8 +238,9 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
                 Err(_) if filled > 0 => return Ok(filled),
                 Err(e) => return Err(e),
             };
+            since_yield = 0;
             match self.within_bound(started.elapsed(), wait) {
-                Ok(()) => tokio::time::sleep(wait).await,
+                Ok(()) => crate::wait::sleep(wait).await,
                 Err(_) if filled > 0 => return Ok(filled),
                 Err(e) => return Err(e),
             }
@@ -340,8 +355,9 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         }
     }
 
-    /// Waits until the clock reaches the start of tick `until`: sleeps while far, yields
-    /// when near, spins at the boundary. Fails at once if the wait would overrun the bound.
+    /// Waits until the clock reaches the start of tick `until`: sleeps to the boundary,
+    /// spins only the last [`SPIN_BELOW`]. Fails at once if the wait would overrun the
+    /// bound.
     #[cold]
     pub(super) fn wait_for(&self, until: u64, waited: &mut WaitBudget) -> Result<(), MintError> {
         let target = self.tick_start_ns(until)?;
@@ -352,10 +368,8 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             }
             let needed = Duration::from_nanos(target - now);
             self.within_bound(self.waited(waited), needed)?;
-            if needed > SLEEP_ABOVE {
-                sync::sleep(needed - SLEEP_MARGIN);
-            } else if needed > SPIN_BELOW {
-                sync::yield_now();
+            if needed > SPIN_BELOW {
+                sync::sleep(needed);
             } else {
                 sync::spin_loop();
             }

@@ -194,33 +194,39 @@ fn next_id_leased(until: Instant) -> (u64, Ticks) {
     (ids, ticks)
 }
 
+/// One `try_next_ids` into `buf`, its IDs counted: the wait it asks for, if any.
+fn try_fill(g: &Generator, buf: &mut [Id], ticks: &mut Ticks, ids: &mut u64) -> Option<Duration> {
+    match g.try_next_ids(buf) {
+        Ok(n) => {
+            ticks.saw_ids(&buf[..n]);
+            *ids += n as u64;
+            None
+        }
+        Err(MintError::WouldBlock { wait_ns }) => Some(Duration::from_nanos(wait_ns)),
+        Err(e) => panic!("try_next_ids: {e}"),
+    }
+}
+
 /// `next_ids` with the wait of 0.1.0 before this change, through `try_next_ids`.
 fn next_ids_yielding(until: Instant) -> (u64, Ticks) {
     let g = generator();
     let (mut buf, mut ticks, mut ids) = (vec![Id::default(); 4096], Ticks::default(), 0);
     while Instant::now() < until {
-        match g.try_next_ids(&mut buf) {
-            Ok(n) => {
-                ticks.saw_ids(&buf[..n]);
-                ids += n as u64;
-            }
-            Err(MintError::WouldBlock { wait_ns }) => {
-                let target = Instant::now() + Duration::from_nanos(wait_ns);
-                loop {
-                    let left = target.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    if left > Duration::from_micros(300) {
-                        std::thread::sleep(left - Duration::from_micros(150));
-                    } else if left > Duration::from_micros(50) {
-                        std::thread::yield_now();
-                    } else {
-                        std::hint::spin_loop();
-                    }
+        if let Some(wait) = try_fill(&g, &mut buf, &mut ticks, &mut ids) {
+            let target = Instant::now() + wait;
+            loop {
+                let left = target.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                if left > Duration::from_micros(300) {
+                    std::thread::sleep(left - Duration::from_micros(150));
+                } else if left > Duration::from_micros(50) {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
                 }
             }
-            Err(e) => panic!("try_next_ids: {e}"),
         }
     }
     (ids, ticks)
@@ -252,15 +258,8 @@ fn next_ids_tokio_sleep(until: Instant) -> (u64, Ticks) {
         let g = generator();
         let (mut buf, mut ticks, mut ids) = (vec![Id::default(); 4096], Ticks::default(), 0);
         while Instant::now() < until {
-            match g.try_next_ids(&mut buf) {
-                Ok(n) => {
-                    ticks.saw_ids(&buf[..n]);
-                    ids += n as u64;
-                }
-                Err(MintError::WouldBlock { wait_ns }) => {
-                    tokio::time::sleep(Duration::from_nanos(wait_ns)).await;
-                }
-                Err(e) => panic!("try_next_ids: {e}"),
+            if let Some(wait) = try_fill(&g, &mut buf, &mut ticks, &mut ids) {
+                tokio::time::sleep(wait).await;
             }
         }
         (ids, ticks)

@@ -33,8 +33,10 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     ///
     /// let generator = Generator::builder(Layout::snowflake()).datacenter(1).worker(1).build()?;
     /// let mut out = [Id::default(); 10_000];
-    /// let n = generator.try_next_ids(&mut out)?; // at most one tick's 4,096, never a wait
-    /// assert!((1..=4096).contains(&n));
+    /// // Never a wait: what this tick still has (at most 4,096), and the ticks the clock
+    /// // passed meanwhile (a thread descheduled between the two lines finds more).
+    /// let n = generator.try_next_ids(&mut out)?;
+    /// assert!(n >= 1);
     /// assert!(out[..n].windows(2).all(|w| w[0] < w[1]));
     /// # Ok::<(), flakeid::Error>(())
     /// ```

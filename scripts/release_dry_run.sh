@@ -10,10 +10,12 @@ cargo package --workspace --no-verify --allow-dirty \
     --exclude flakeid-python --exclude flakeid-python-tests
 for p in flakeid flakeid-etcd flakeid-zookeeper flakeid-postgres flakeid-stores flakeid-testkit flakeid-text flakeid-serve flakeid-cli; do
     files=$(cargo package -p "$p" --list --allow-dirty)
+    # Here-strings, not pipes: `grep -q` stops at the first match and closes the pipe, and
+    # an `echo` still writing then dies of SIGPIPE, which pipefail turns into a failure.
     for needed in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE; do
-        echo "$files" | grep -qx "$needed" || { echo "$p: $needed is not in the package" >&2; exit 1; }
+        grep -qx "$needed" <<<"$files" || { echo "$p: $needed is not in the package" >&2; exit 1; }
     done
-    if echo "$files" | grep -E '^(\.ci|scripts|deploy|target|tests/common)/'; then
+    if grep -E '^(\.ci|scripts|deploy|target|tests/common)/' <<<"$files"; then
         echo "$p ships the files above" >&2
         exit 1
     fi

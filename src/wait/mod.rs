@@ -38,7 +38,8 @@ use std::time::{Duration, Instant};
 
 use slot::Slot;
 
-/// Sleeps for `duration` (see the [module](self)).
+/// Sleeps for `duration` (see the [module](self)); a duration past what an `Instant` can
+/// hold sleeps a year, as good as for ever.
 pub fn sleep(duration: Duration) -> Sleep {
     let now = Instant::now();
     sleep_until(

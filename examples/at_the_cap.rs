@@ -96,11 +96,13 @@ impl Ticks {
 }
 
 fn generator() -> Generator {
+    builder().build().expect("the Snowflake layout with node 1")
+}
+
+fn builder() -> flakeid::GeneratorBuilder {
     Generator::builder(Layout::snowflake())
         .node(1)
         .max_wait(Duration::from_secs(5))
-        .build()
-        .expect("the Snowflake layout with node 1")
 }
 
 /// Runs `body` on a thread of its own until `secs` passed; its figures.
@@ -165,7 +167,19 @@ fn next_ids(until: Instant) -> (u64, Ticks) {
 }
 
 fn next_id(until: Instant) -> (u64, Ticks) {
-    let g = generator();
+    next_id_of(generator(), until)
+}
+
+/// `next_id` on a thread that keeps the scheduler's default slice.
+fn next_id_long_slice(until: Instant) -> (u64, Ticks) {
+    let g = builder()
+        .short_slice(false)
+        .build()
+        .expect("the Snowflake layout with node 1");
+    next_id_of(g, until)
+}
+
+fn next_id_of(g: Generator, until: Instant) -> (u64, Ticks) {
     let (mut ticks, mut ids) = (Ticks::default(), 0);
     let cpu = thread_cpu();
     while Instant::now() < until {
@@ -176,7 +190,9 @@ fn next_id(until: Instant) -> (u64, Ticks) {
         ids += 1024;
     }
     let per_tick = (thread_cpu() - cpu).as_nanos() as u64 / ticks.with_ids.max(1);
-    NEXT_ID_CPU_PER_TICK_NS.store(per_tick, Ordering::Relaxed);
+    if g.short_slice() {
+        NEXT_ID_CPU_PER_TICK_NS.store(per_tick, Ordering::Relaxed);
+    }
     (ids, ticks)
 }
 
@@ -308,10 +324,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let secs: f64 = args.next().map_or(2.0, |s| s.parse().expect("SECONDS"));
     let rounds: usize = args.next().map_or(3, |s| s.parse().expect("ROUNDS"));
-    let phases: [(&str, Body); 8] = [
+    let phases: [(&str, Body); 9] = [
         ("reference: sleep to each boundary", reference),
         ("next_ids (4,096 a call)", next_ids),
         ("next_id", next_id),
+        ("next_id, short_slice(false)", next_id_long_slice),
         (
             "reference: sleep, then spin next_id's CPU a tick",
             working_reference,

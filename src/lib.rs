@@ -230,6 +230,18 @@ pub mod __private {
         crate::generator::sharded::thread_slot()
     }
 
+    /// The time slice of thread `tid` (0: the caller; Linux's thread id otherwise) if it is
+    /// a fair-class thread (0 on a kernel that reports none, before 6.12), for the tests
+    /// of the slice a waiting thread asks for.
+    #[cfg(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        not(flakeid_loom)
+    ))]
+    pub fn fair_slice_of(tid: i32) -> Option<u64> {
+        crate::wait::slice::fair_slice_of(tid)
+    }
+
     /// A layout's arithmetic the crate keeps to itself, for its tests, benches and loom
     /// models: the absolute tick of the epoch; the shifts of the time, sequence and node
     /// fields; and an ID composed of fields known to be in range.

@@ -36,3 +36,15 @@ pub(crate) fn sleep(d: core::time::Duration) {
         spin_loop();
     }
 }
+
+/// Asks, once per thread, for a short time slice for the calling thread, so that it is run
+/// at once when it wakes beside busy threads (see `wait::slice`); a no-op where the
+/// scheduler takes no such request (other systems, no `std`, loom).
+pub(crate) fn shorten_slice() {
+    #[cfg(all(
+        feature = "std",
+        any(target_os = "linux", target_os = "android"),
+        not(flakeid_loom)
+    ))]
+    crate::wait::slice::shorten();
+}

@@ -204,6 +204,10 @@ impl Minter {
             if spent + wait > g.max_wait() {
                 return Err(refusal.unwrap_or(MintError::wait_too_long(wait, spent)));
             }
+            // Run as it wakes beside busy threads, as the generator's own waits do.
+            if g.short_slice() {
+                flakeid::wait::short_slice();
+            }
             // To the microsecond, holding no thread: tokio's timer would round the wait up
             // to whole milliseconds and lose one or two ticks at each.
             flakeid::wait::sleep(wait).await;

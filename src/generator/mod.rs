@@ -148,6 +148,9 @@ pub struct Generator<C = DefaultClock, G: TickGate = Unfenced> {
     tick0_ns: u64,
     policy: ClockPolicy,
     max_wait: Duration,
+    /// Whether a thread that sleeps to a tick asks for a short time slice (see
+    /// [`GeneratorBuilder::short_slice`]).
+    short_slice: bool,
     layout: Layout,
     node: u64,
     #[cfg(feature = "std")]
@@ -201,6 +204,7 @@ impl<C, G: TickGate> fmt::Debug for Generator<C, G> {
             .field("node", &self.node)
             .field("policy", &self.policy)
             .field("max_wait", &self.max_wait)
+            .field("short_slice", &self.short_slice)
             .field("state", &(word & !state::LEASED))
             .field("leased", &(word & state::LEASED != 0));
         if G::FENCED {
@@ -235,6 +239,12 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
     /// The bound on any wait.
     pub fn max_wait(&self) -> Duration {
         self.max_wait
+    }
+
+    /// Whether a thread that sleeps to the next tick asks for a short time slice (see
+    /// [`GeneratorBuilder::short_slice`]).
+    pub fn short_slice(&self) -> bool {
+        self.short_slice
     }
 
     /// The clock.

@@ -181,6 +181,9 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
                 done => return done,
             };
             self.within_bound(started.elapsed(), wait)?;
+            if self.short_slice {
+                sync::shorten_slice();
+            }
             crate::wait::sleep(wait).await;
         }
     }
@@ -240,7 +243,12 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             };
             since_yield = 0;
             match self.within_bound(started.elapsed(), wait) {
-                Ok(()) => crate::wait::sleep(wait).await,
+                Ok(()) => {
+                    if self.short_slice {
+                        sync::shorten_slice();
+                    }
+                    crate::wait::sleep(wait).await
+                }
                 Err(_) if filled > 0 => return Ok(filled),
                 Err(e) => return Err(e),
             }
@@ -369,6 +377,9 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             let needed = Duration::from_nanos(target - now);
             self.within_bound(self.waited(waited), needed)?;
             if needed > SPIN_BELOW {
+                if self.short_slice {
+                    sync::shorten_slice();
+                }
                 sync::sleep(needed);
             } else {
                 sync::spin_loop();

@@ -11,9 +11,9 @@
 //! [`Generator::next_ids_async`](crate::Generator::next_ids_async) wait with it, and
 //! `flakeid serve` does too.
 //!
-//! On Linux the timer thread asks for a timer slack of 1 µs (its own, no other thread's),
-//! so a sleeper wakes within a few microseconds of its deadline where the scheduler lets
-//! it. Where the thread cannot be started, a sleep still ends on time by waking its own
+//! On Linux the timer thread asks for a timer slack of 1 µs and the shortest time slice
+//! (100 µs, Linux 6.12 and later; its own, no other thread's), so a sleeper wakes within a
+//! few microseconds of its deadline, even beside busy threads. Where the thread cannot be started, a sleep still ends on time by waking its own
 //! task at every poll until the deadline (the runtime stays free to run other tasks).
 //!
 //! ```
@@ -27,6 +27,8 @@
 //! # }
 //! ```
 
+#[cfg(all(any(target_os = "linux", target_os = "android"), not(flakeid_loom)))]
+pub(crate) mod slice;
 pub(crate) mod slot;
 
 use std::collections::BinaryHeap;
@@ -46,6 +48,52 @@ pub fn sleep(duration: Duration) -> Sleep {
         now.checked_add(duration)
             .unwrap_or(now + Duration::from_secs(86_400 * 365)),
     )
+}
+
+/// Asks the scheduler for the shortest time slice (100 µs) for the calling thread, once per
+/// thread, and says whether the thread now has a slice that short (Linux 6.12 and later;
+/// elsewhere nothing happens and the answer is `false`).
+///
+/// Beside busy threads Linux runs a thread that wakes, at a tick's boundary say, only when
+/// the running thread's slice (0.75-3 ms) ends; with the short slice it runs as it wakes.
+/// The thread's share of the CPU is unchanged, only how finely it is cut, and it keeps the
+/// slice for the rest of its life. A real-time, batch or idle thread, a kernel before 6.12
+/// and a sandbox that refuses the call are left as they are. The generator's waits ask for
+/// it themselves (see [`GeneratorBuilder::short_slice`](crate::GeneratorBuilder::short_slice));
+/// this is for a loop of its own around
+/// [`try_next_ids`](crate::Generator::try_next_ids) and [`sleep`], on the thread that
+/// mints:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), flakeid::Error> {
+/// use std::time::Duration;
+/// use flakeid::{Generator, Id, Layout, MintError};
+///
+/// let generator = Generator::builder(Layout::snowflake()).node(1).build()?;
+/// let mut out = vec![Id::default(); 10_000];
+/// let mut filled = 0;
+/// while filled < out.len() {
+///     match generator.try_next_ids(&mut out[filled..]) {
+///         Ok(n) => filled += n,
+///         Err(MintError::WouldBlock { wait_ns }) => {
+///             flakeid::wait::short_slice();
+///             flakeid::wait::sleep(Duration::from_nanos(wait_ns)).await;
+///         }
+///         Err(e) => return Err(e.into()),
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub fn short_slice() -> bool {
+    #[cfg(all(any(target_os = "linux", target_os = "android"), not(flakeid_loom)))]
+    {
+        slice::shorten();
+        slice::fair_slice_of(0).is_some_and(|s| s > 0 && s <= slice::SHORT)
+    }
+    #[cfg(not(all(any(target_os = "linux", target_os = "android"), not(flakeid_loom))))]
+    false
 }
 
 /// Sleeps until `deadline` (see the [module](self)).
@@ -218,6 +266,9 @@ impl Timer {
         {
             // Its own slack only: the default (50 µs) would make every wake that late.
             let _ = rustix::thread::set_current_timer_slack(core::num::NonZeroU64::new(1_000));
+            // Run as it wakes beside busy threads, not when their slice ends.
+            #[cfg(not(flakeid_loom))]
+            slice::shorten();
         }
         let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
         loop {

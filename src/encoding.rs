@@ -6,8 +6,9 @@ use crate::error::ParseError;
 /// Crockford's base32 alphabet: no I, L, O or U.
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-/// A text encoding of IDs.
+/// A text encoding of IDs. More may come (a `match` needs a `_` arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum Encoding {
     /// Plain decimal, as most systems store and print IDs.
     #[default]

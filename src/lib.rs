@@ -179,7 +179,7 @@ pub mod wait;
 
 pub use clock::Clock;
 pub use encoding::Encoding;
-pub use error::{Error, LayoutKey, MintError, ParseError};
+pub use error::{Error, MintError, ParseError};
 #[cfg(target_has_atomic = "64")]
 pub use generator::ClockPolicy;
 #[cfg(all(feature = "std", target_has_atomic = "64"))]

@@ -376,6 +376,8 @@ impl ClaimStore for EtcdStore {
                     match record {
                         Record::Node => listing.held_by(kv.value()),
                         Record::Reserved => listing.reserved(kv.value(), &key),
+                        // A record a later release keeps: not part of this listing.
+                        _ => {}
                     }
                 }
                 Ok(nodes.into_values().map(|l| l.0).collect())

@@ -53,8 +53,10 @@ impl Avx512 {
 }
 
 /// A decoding backend. The SIMD variants hold a proof of their CPU feature, so a value of
-/// them can only exist on a CPU that runs them.
+/// them can only exist on a CPU that runs them. Backends for other CPUs (aarch64's NEON
+/// first) will come as new variants: a `match` needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Backend {
     /// Portable shift-and-mask loop (which the compiler may auto-vectorise).
     Scalar,

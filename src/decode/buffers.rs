@@ -49,8 +49,9 @@ impl core::ops::BitOr for Fields {
 /// VM, non-temporal stores were slower at every size: 2-3x in cache, 1.05-1.2x from memory
 /// (16 Mi IDs). So the default is [`Stores::Cached`], and [`Stores::NonTemporal`] is there
 /// to measure on other machines (where the store bandwidth, not the read-for-ownership,
-/// is the limit it may win).
+/// is the limit it may win). More kinds of store may come (a `match` needs a `_` arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Stores {
     /// Ordinary stores: the columns stay in cache, for a reader that comes soon after.
     #[default]

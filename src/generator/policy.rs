@@ -6,7 +6,10 @@
 /// fails, keeps minting on the last tick, or waits. Every wait is bounded by the
 /// generator's `max_wait`; past it a call fails with
 /// [`MintError::WaitTooLong`](crate::MintError::WaitTooLong)(crate::MintError::WaitTooLong) instead of blocking for hours.
+///
+/// More policies may come (a `match` needs a `_` arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub enum ClockPolicy {
     /// Twitter Snowflake's rule: fail with
     /// [`MintError::ClockBehind`](crate::MintError::ClockBehind)(crate::MintError::ClockBehind) naming how far behind, and change

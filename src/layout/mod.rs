@@ -32,6 +32,8 @@ use crate::error::{Error, Field};
 pub(crate) const NS_PER_MS: u64 = 1_000_000;
 
 /// Which field sits above which, after the time field (always the most significant).
+///
+/// Exhaustive, and staying so: with the time on top, two fields have two orders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Order {
     /// `time | node | sequence`: Twitter Snowflake's order.
@@ -60,6 +62,9 @@ pub enum Order {
 /// assert_eq!(unix.unix_ms_of(1)?, 1_000_010);
 /// # Ok::<(), flakeid::Error>(())
 /// ```
+///
+/// Exhaustive, and staying so: ticks are counted either on the calendar's units or from
+/// the epoch; there is no third anchor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Grid {
     /// Ticks on whole units since 1970: `floor(t / unit) - floor(epoch / unit)`, Sonyflake's

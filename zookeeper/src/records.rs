@@ -36,6 +36,8 @@ impl ZooKeeperStore {
                     match record {
                         Record::Node => listing.held_by(&data),
                         Record::Reserved => listing.reserved(&data, &path),
+                        // A record a later release keeps: not part of this listing.
+                        _ => {}
                     }
                 }
             }

@@ -29,8 +29,10 @@ pub struct Keys {
     namespace: String,
 }
 
-/// Which record of an id a key is ([`Keys::record`]).
+/// Which record of an id a key is ([`Keys::record`]). A store may keep more records of an
+/// id in a later release (a `match` needs a `_` arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Record {
     /// `nodes/N`: the claim.
     Node,

@@ -139,3 +139,119 @@ proptest! {
         }
     }
 }
+
+/// `ticks_at` of an instant inside `layout`'s lifetime, else `None`.
+fn tick_of(layout: &Layout, unix_ns: i128) -> Option<u64> {
+    layout.ticks_at(unix_ns).ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// `id_range` holds every ID of every instant of the span, whatever its sequence and
+    /// node, and nothing of a tick outside it: its first ID opens the span's first tick
+    /// (or the layout's first, for a span that starts before the epoch), its last closes
+    /// the span's last tick (or the layout's last). A span outside the lifetime, or empty,
+    /// is an error.
+    #[test]
+    fn an_id_range_holds_the_span_and_no_tick_beside_it(
+        l in layouts(),
+        a in any::<u64>(),
+        b in any::<u64>(),
+        inside in any::<u64>(),
+        seq in any::<u64>(),
+        node in any::<u64>(),
+    ) {
+        // Instants from a lifetime before the epoch to one past the end.
+        let (epoch, end) = (l.unix_ns_of(0).unwrap(), l.end_unix_ns());
+        let width = end - epoch;
+        // One instant in eight at the lifetime's edges; the others anywhere in three
+        // lifetimes around it.
+        let pick = |x: u64| match x % 8 {
+            0 => epoch,
+            1 => end,
+            2 => end - 1,
+            _ => epoch - width + ((3 * width) as f64 * (x as f64 / u64::MAX as f64)) as i128,
+        };
+        let (from, to) = (pick(a), pick(b));
+        let range = l.id_range_ns(from, to);
+        if to <= from {
+            prop_assert!(matches!(range, Err(Error::EmptySpan { .. })), "{:?}", range);
+            return Ok(());
+        }
+        if to <= epoch {
+            prop_assert!(matches!(range, Err(Error::BeforeEpoch { .. })), "{:?}", range);
+            return Ok(());
+        }
+        if from >= end {
+            prop_assert!(matches!(range, Err(Error::PastLifetime { .. })), "{:?}", range);
+            return Ok(());
+        }
+        let range = range.unwrap();
+        let (first, last) = (l.decompose(range.first.get()).unwrap(), l.decompose(range.last.get()).unwrap());
+        prop_assert_eq!((first.sequence, first.node), (0, 0));
+        prop_assert_eq!((last.sequence, last.node), (l.max_sequence(), l.max_node()));
+        prop_assert_eq!(first.ticks, tick_of(&l, from).unwrap_or(0));
+        prop_assert_eq!(last.ticks, tick_of(&l, to - 1).unwrap_or(l.max_ticks()));
+        // Every instant of the span that the layout holds: its IDs are in the range.
+        let span = (to - from) as f64;
+        let mid = (from + (span * (inside as f64 / u64::MAX as f64)) as i128).min(to - 1);
+        for t in [from, to - 1, mid] {
+            if let Some(ticks) = tick_of(&l, t) {
+                let id = l.compose(ticks, seq & l.max_sequence(), node & l.max_node()).unwrap();
+                prop_assert!(range.contains(flakeid::Id::new(id)), "{} at {}", id, t);
+            }
+        }
+    }
+}
+
+/// IDs minted at a span's edges fall in its range, and those minted just outside do not:
+/// exactly, where the layout's ticks are whole milliseconds and so is the span (Snowflake);
+/// to the tick, where a tick is longer (Sonyflake's 10 ms: an ID minted in the span's first
+/// tick but before the span is in the range, one of the tick before is not).
+#[test]
+fn ids_minted_at_a_spans_edges_fall_in_its_range() {
+    let from_ms = 1_796_601_600_000; // 2026-12-07T00:00:00Z
+    let mint_at = |layout: Layout, unix_ns: u64| {
+        let clock = ManualClock::new(unix_ns);
+        let g = Generator::builder(layout)
+            .node(3)
+            .clock(clock)
+            .build()
+            .expect("a generator");
+        g.next_id().expect("an ID")
+    };
+    let ms = 1_000_000;
+    let snowflake = Layout::snowflake();
+    let range = snowflake.id_range(from_ms, from_ms + 5).unwrap();
+    for (at_ns, inside) in [
+        (from_ms * ms - 1, false),
+        (from_ms * ms, true),
+        ((from_ms + 5) * ms - 1, true),
+        ((from_ms + 5) * ms, false),
+    ] {
+        let id = mint_at(snowflake, at_ns);
+        assert_eq!(
+            range.contains(id),
+            inside,
+            "Snowflake, minted at {at_ns} ns"
+        );
+    }
+    // Sonyflake: 10 ms ticks; the span starts 5 ms into one.
+    let sonyflake = Layout::sonyflake();
+    let range = sonyflake.id_range(from_ms + 5, from_ms + 25).unwrap();
+    for (at_ms, inside) in [
+        (from_ms - 1, false),
+        (from_ms, true), // the span's first tick, 5 ms before the span
+        (from_ms + 24, true),
+        (from_ms + 29, true), // the span's last tick, after the span
+        (from_ms + 30, false),
+    ] {
+        let id = mint_at(sonyflake, at_ms * ms);
+        assert_eq!(
+            range.contains(id),
+            inside,
+            "Sonyflake, minted at {at_ms} ms"
+        );
+    }
+}

@@ -4,26 +4,10 @@ use std::process::ExitCode;
 
 use flakeid::Error;
 use flakeid::error::Field;
-use flakeid::rfc3339;
 
 use crate::args::ComposeArgs;
-use crate::flags::{node_flag, parse_layout, resolve_node};
+use crate::flags::{node_flag, parse_layout, parse_time, resolve_node};
 use crate::out::{CliError, CliResult, print_out};
-
-/// A `--time`: Unix milliseconds (digits only), or RFC 3339 with the expanded years
-/// `decode` prints past 9999.
-fn parse_time(text: &str) -> Result<i128, Error> {
-    let t = text.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        // Digits past what i128 nanoseconds hold are past every layout's end anyway.
-        return Ok(t
-            .parse::<i128>()
-            .ok()
-            .and_then(|ms| ms.checked_mul(1_000_000))
-            .unwrap_or(i128::MAX));
-    }
-    Ok(rfc3339::parse(t)?)
-}
 
 pub(crate) fn run(a: ComposeArgs) -> CliResult<ExitCode> {
     let layout = parse_layout(&a.layout)?;

@@ -204,3 +204,7 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
         e => CliError::new(Some(node_flag(Field::Node, args, layout)), e),
     })
 }
+
+/// A time flag (`compose --time`, `range --from`/`--to`): Unix milliseconds (digits only),
+/// or RFC 3339 with the expanded years `decode` prints past 9999.
+pub(crate) use flakeid_text::range::parse_instant as parse_time;

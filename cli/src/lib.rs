@@ -3,8 +3,8 @@
 //! this library is there so that a program can run the same tool with stores of its own
 //! registered (`flakeid_stores::register`).
 //!
-//! One module per subcommand (`generate`, `decode`, `compose`, `layout`, `claims`,
-//! `bench`, `serve`); below them what they share: `out` (errors and output), `flags`
+//! One module per subcommand (`generate`, `decode`, `compose`, `layout`, `range`,
+//! `claims`, `bench`, `serve`); below them what they share: `out` (errors and output), `flags`
 //! (`--layout` and the node flags), `stores` (the claim flags and the stores), `args`.
 #![warn(missing_docs)]
 
@@ -17,6 +17,7 @@ mod flags;
 mod generate;
 mod layout;
 mod out;
+mod range;
 #[cfg(feature = "serve")]
 mod serve;
 mod stores;
@@ -39,6 +40,7 @@ pub fn main() -> ExitCode {
         Command::Decode(a) => decode::run(a),
         Command::Compose(a) => compose::run(a),
         Command::Layout(a) => layout::run(a),
+        Command::Range(a) => range::run(a),
         Command::Claims(a) => claims::run(a),
         Command::Bench(a) => bench::run(a),
         #[cfg(feature = "serve")]

@@ -404,7 +404,7 @@ fn bad_input_is_a_message_and_a_nonzero_status() {
 
 #[test]
 fn every_subcommand_has_help_with_an_example() {
-    for sub in ["gen", "decode", "compose", "layout", "bench"] {
+    for sub in ["gen", "decode", "compose", "layout", "range", "bench"] {
         let help = ok(&[sub, "--help"]);
         assert!(help.contains("Example"), "{sub}: {help}");
     }
@@ -1264,4 +1264,117 @@ fn a_user_without_a_password_is_told_the_tools_ways_to_give_one() {
             "{url}: {stderr}"
         );
     }
+}
+
+/// `range` gives the library's range as an SQL condition (and in JSON, with the ticks' ends),
+/// the IDs `gen` mints inside the span lie in it and those before it do not, and a span
+/// outside the layout or empty is an error naming the flag.
+#[test]
+fn range_bounds_the_ids_minted_in_a_span() {
+    let (from, to) = ("2026-12-07T00:00:00Z", "2026-12-08T00:00:00Z");
+    let library = flakeid::Layout::sonyflake()
+        .id_range(1_796_601_600_000, 1_796_688_000_000)
+        .unwrap();
+    assert_eq!(
+        ok(&[
+            "range",
+            "--layout",
+            "sonyflake",
+            "--from",
+            from,
+            "--to",
+            to,
+            "--column",
+            "order_id"
+        ]),
+        format!("order_id BETWEEN {} AND {}\n", library.first, library.last)
+    );
+    // Unix ms, 5 ms into a 10 ms tick: the whole tick is in the range.
+    let json = ok(&[
+        "range",
+        "--layout",
+        "sonyflake",
+        "--from",
+        "1796601600005",
+        "--to",
+        "1796601600025",
+        "--json",
+    ]);
+    assert_eq!(json_value(&json, "from"), "2026-12-07T00:00:00.005Z");
+    assert_eq!(
+        json_value(&json, "first_tick_start"),
+        "2026-12-07T00:00:00.000Z"
+    );
+    assert_eq!(
+        json_value(&json, "last_tick_end"),
+        "2026-12-07T00:00:00.030Z"
+    );
+
+    // IDs minted now: in the range of the last minute to now (--to's default), not in
+    // the range of the minute before.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let ids: Vec<u64> = ok(&["gen", "-n", "100", "--node", "5"])
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let bounds = |args: &[&str]| -> (u64, u64) {
+        let sql = ok(args);
+        let words: Vec<&str> = sql.split_whitespace().collect();
+        assert_eq!(
+            (words[0], words[1], words[3]),
+            ("id", "BETWEEN", "AND"),
+            "{sql}"
+        );
+        (words[2].parse().unwrap(), words[4].parse().unwrap())
+    };
+    let recent = bounds(&["range", "--from", &(now_ms - 60_000).to_string()]);
+    let before = bounds(&[
+        "range",
+        "--from",
+        &(now_ms - 120_000).to_string(),
+        "--to",
+        &(now_ms - 60_000).to_string(),
+    ]);
+    for id in ids {
+        assert!(recent.0 <= id && id <= recent.1, "{id} in {recent:?}");
+        assert!(id > before.1, "{id} after {before:?}");
+    }
+
+    // Clamped at the layout's ends, with a note; errors name their flag.
+    let out = flakeid(
+        &["range", "--from", "2000-01-01T00:00:00Z", "--to", from],
+        None,
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("id BETWEEN 0 AND "));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("before the layout's epoch"));
+    fails(
+        &[
+            "range",
+            "--from",
+            "2000-01-01T00:00:00Z",
+            "--to",
+            "2001-01-01T00:00:00Z",
+        ],
+        None,
+        "error: --to: time is",
+    );
+    fails(
+        &["range", "--from", to, "--to", from],
+        None,
+        "error: --to: the span from",
+    );
+    fails(
+        &["range", "--from", "2300-01-01T00:00:00Z"],
+        None,
+        "error: --from: the span",
+    );
+    fails(
+        &["range", "--from", "yesterday"],
+        None,
+        "error: --from: not an RFC 3339",
+    );
 }

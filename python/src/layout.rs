@@ -14,7 +14,9 @@ use pyo3::types::{PyDict, PyTuple};
 
 use crate::errors::{error, layout_error};
 use crate::ids::{self, Ids};
-use crate::values::{DATETIME_MAX_UNIX_MS, id_of, node_of_names, uint, unix_ns, utc_datetime};
+use crate::values::{
+    DATETIME_MAX_UNIX_MS, id_of, instant_ns, node_of_names, uint, unix_ns, utc_datetime,
+};
 
 /// A bit layout of 64-bit IDs: how time, sequence and node share the bits, the length of a
 /// tick, the epoch. `Layout("snowflake")`, `Layout("seq=12,node=10,epoch=2024-01-01T00:00:00Z")`
@@ -304,6 +306,34 @@ impl PyLayout {
             d.set_item("machine", p.node)?;
         }
         Ok(d)
+    }
+
+    /// The first and last ID this layout gives to the instants from `start` (inclusive) to
+    /// `end` (exclusive; the current time if `None`), both ends of the pair inclusive, as
+    /// SQL's `BETWEEN` takes them: every ID minted in the span lies between them. Each
+    /// instant is a `datetime`, a `numpy.datetime64`, RFC 3339 text or an int of Unix
+    /// milliseconds. Where the span's start or end falls inside a tick, that whole tick's
+    /// IDs are in the range (exact for 1 ms layouts and whole milliseconds); a span that
+    /// starts before the epoch starts at the layout's first ID, one that ends past its
+    /// lifetime ends at its last. A span with no instant in the lifetime, or an empty one,
+    /// is a `LayoutError`.
+    #[pyo3(signature = (start, end=None))]
+    fn id_range(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        end: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(u64, u64)> {
+        let from = instant_ns(py, start)?;
+        let to = match end {
+            Some(end) => instant_ns(py, end)?,
+            None => i128::from(flakeid::Clock::unix_ns(&flakeid::clock::SystemClock)),
+        };
+        let r = self
+            .layout
+            .id_range_ns(from, to)
+            .map_err(|e| error(py, e))?;
+        Ok((r.first.get(), r.last.get()))
     }
 
     /// When `id` was minted: the start of its tick, an aware UTC `datetime` (to the

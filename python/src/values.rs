@@ -57,6 +57,24 @@ const TIME_FORMS: &str = "give time as a datetime (a naive one is read as UTC), 
 /// The last millisecond a Python `datetime` holds: 9999-12-31T23:59:59.999Z.
 pub(crate) const DATETIME_MAX_UNIX_MS: u64 = 253_402_300_799_999;
 
+/// Unix nanoseconds of an instant given as `unix_ns` takes it, or as an int of Unix
+/// milliseconds (a `bool` is not a time).
+pub(crate) fn instant_ns(py: Python<'_>, time: &Bound<'_, PyAny>) -> PyResult<i128> {
+    if time.is_instance_of::<pyo3::types::PyInt>() && !time.is_instance_of::<pyo3::types::PyBool>()
+    {
+        let ms: i128 = time.extract().map_err(|_| {
+            layout_error(
+                py,
+                format!("time {time}: too large for Unix ms; {TIME_FORMS}"),
+            )
+        })?;
+        return ms
+            .checked_mul(1_000_000)
+            .ok_or_else(|| layout_error(py, format!("time {ms} ms: past every layout's end")));
+    }
+    unix_ns(py, time)
+}
+
 /// Unix nanoseconds of `time=`: a `datetime` (a naive one read as UTC, to its
 /// microsecond), a `numpy.datetime64` (to its unit) or an RFC 3339 string.
 pub(crate) fn unix_ns(py: Python<'_>, time: &Bound<'_, PyAny>) -> PyResult<i128> {

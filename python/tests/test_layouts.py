@@ -157,3 +157,35 @@ def test_decode_arrow_makes_a_record_batch_polars_and_duckdb_read():
     assert chunked.num_rows == 2
     with pytest.raises(flakeid.LayoutError, match="index 1 is null"):
         twitter.decode(pa.array([1, None], type=pa.uint64()))
+
+
+def test_id_range_bounds_the_ids_of_a_span():
+    """`id_range` is the library's range for a span (start inclusive, end exclusive), in
+    every form a time comes in; IDs minted now are in the range up to now and past the
+    range of a span that ended before; a span outside the layout or empty is an error."""
+    sony = flakeid.Layout.sonyflake()
+    day = (datetime.datetime(2026, 12, 7, tzinfo=UTC), datetime.datetime(2026, 12, 8, tzinfo=UTC))
+    first, last = sony.id_range(*day)
+    assert sony.id_range("2026-12-07T00:00:00Z", 1_796_688_000_000) == (first, last)
+    assert sony.id_range(np.datetime64("2026-12-07T00:00:00"), np.datetime64("2026-12-08")) == (first, last)
+    assert sony.decompose(first)["time"] == day[0] and sony.decompose(first)["sequence"] == 0
+    assert sony.decompose(last)["ticks"] == sony.decompose(sony.compose(time=day[1])).get("ticks") - 1
+    # 5 ms into a 10 ms tick: the whole tick is in the range.
+    tick_start, _ = sony.id_range(1_796_601_600_005, 1_796_601_600_006)
+    assert tick_start == first
+
+    now = datetime.datetime.now(UTC)
+    generator = flakeid.Generator(flakeid.Layout.snowflake(), node=9)
+    ids = [generator.next_id() for _ in range(100)]
+    recent = flakeid.Layout.snowflake().id_range(now - datetime.timedelta(minutes=1))
+    earlier = flakeid.Layout.snowflake().id_range(
+        now - datetime.timedelta(minutes=2), now - datetime.timedelta(minutes=1)
+    )
+    assert all(recent[0] <= i <= recent[1] and i > earlier[1] for i in ids)
+
+    with pytest.raises(flakeid.LayoutError, match="holds no instant"):
+        sony.id_range(day[1], day[0])
+    with pytest.raises(flakeid.LayoutError, match="before the layout's epoch"):
+        flakeid.Layout.snowflake().id_range("2000-01-01T00:00:00Z", "2001-01-01T00:00:00Z")
+    with pytest.raises(flakeid.LayoutError, match="not a time"):
+        sony.id_range(object())

@@ -69,7 +69,7 @@ impl std::fmt::Display for ServiceError {
                 "missing or wrong bearer token: send the header Authorization: Bearer <token> with the server's token",
             ),
             ServiceError::NotFound => f.write_str(
-                "no such route: GET /v1/id, GET /v1/ids?count=N, POST /v1/decode, GET /v1/layout, /healthz, /readyz, /metrics",
+                "no such route: GET /v1/id, GET /v1/ids?count=N, POST /v1/decode, GET /v1/layout, GET /v1/range?from=T&to=T, /healthz, /readyz, /metrics",
             ),
             ServiceError::MethodNotAllowed { method } => write!(
                 f,

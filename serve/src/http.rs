@@ -42,6 +42,7 @@ pub fn router(service: Arc<Service>) -> Router {
                 .layer(DefaultBodyLimit::max(limits.decode_body_limit())),
         )
         .route("/v1/layout", get(layout))
+        .route("/v1/range", get(range))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -350,6 +351,41 @@ async fn layout(_: Authorized, State(s): State<Arc<Service>>) -> Response {
         serde_json::Value::from(nodes)
     );
     json(StatusCode::OK, body)
+}
+
+/// The query of `/v1/range`.
+#[derive(serde::Deserialize)]
+pub(crate) struct Span {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+/// `GET /v1/range`: the IDs the layout gives to a span of time (`flakeid range --json`).
+async fn range(
+    _: Authorized,
+    State(s): State<Arc<Service>>,
+    query: Result<Query<Span>, QueryRejection>,
+) -> Result<Response, ServiceError> {
+    const GIVE: &str = "give from=T, the span's start (inclusive), and to=T, its end \
+        (exclusive, the current time if not given), each RFC 3339 (2026-12-07T00:00:00Z) or \
+        Unix milliseconds";
+    let Query(q) =
+        query.map_err(|e| ServiceError::BadRequest(format!("{}: {GIVE}", e.body_text())))?;
+    let instant = |name: &str, text: &str| {
+        flakeid_text::range::parse_instant(text)
+            .map_err(|e| ServiceError::BadRequest(format!("{name}: {e}")))
+    };
+    let from = match &q.from {
+        Some(from) => instant("from", from)?,
+        None => return Err(ServiceError::BadRequest(format!("no from: {GIVE}"))),
+    };
+    let to = match &q.to {
+        Some(to) => instant("to", to)?,
+        None => i128::from(flakeid::Clock::unix_ns(&flakeid::clock::SystemClock)),
+    };
+    let body = flakeid_text::range::range_json(s.layout(), from, to)
+        .map_err(|e| ServiceError::BadRequest(e.to_string()))?;
+    Ok(json(StatusCode::OK, body))
 }
 
 async fn healthz() -> Response {

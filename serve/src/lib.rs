@@ -15,6 +15,7 @@
 //! | `GET /v1/ids?count=N` | N IDs, strictly increasing: a JSON array of strings; one per line with `Accept: text/plain`; packed little-endian `u64` with `Accept: application/octet-stream` |
 //! | `POST /v1/decode` | IDs in (a JSON array of strings or numbers, or one per line), a JSON array of objects out, the fields of `flakeid decode --json` (NDJSON with `Accept: application/x-ndjson`) |
 //! | `GET /v1/layout` | the layout, as `flakeid layout --json` shows it, and the node ids with their claims |
+//! | `GET /v1/range?from=T&to=T` | the first and last ID of the layout for the instants from `from` (inclusive) to `to` (exclusive, the current time if not given), each RFC 3339 or Unix ms: the JSON of `flakeid range --json` |
 //! | `GET /healthz` | 200 while the process runs |
 //! | `GET /readyz` | 200 while every node id can mint (its claim held, its fence ahead of the clock); 503 otherwise, with the reason |
 //! | `GET /metrics` | Prometheus text |

@@ -6,11 +6,12 @@
 pub(crate) const JSON: &str = "application/json";
 
 /// The routes, as the metrics name them (the matched route's pattern).
-pub(crate) const ROUTES: [&str; 7] = [
+pub(crate) const ROUTES: [&str; 8] = [
     "/v1/id",
     "/v1/ids",
     "/v1/decode",
     "/v1/layout",
+    "/v1/range",
     "/healthz",
     "/readyz",
     "/metrics",

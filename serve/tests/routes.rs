@@ -337,3 +337,81 @@ async fn layout_integers_above_2_53_are_strings() {
     assert_eq!(v["layout"]["max_nodes"], (1u64 << 60).to_string());
     assert_eq!(v["layout"]["time_bits"], 3);
 }
+
+/// `/v1/range` answers the library's range for a span (the JSON of `flakeid range --json`);
+/// the IDs the service mints now lie in the range up to now (`to`'s default) and past the
+/// range of a span that ended before; a bad or empty span is a 400 that says what to send,
+/// and the route wants the token as every `/v1/*` route does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn range_gives_the_ids_of_a_span() {
+    let s = service(None);
+    let (status, _, body) = call(
+        &s,
+        get("/v1/range?from=2026-12-07T00:00:00Z&to=1796688000000"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let library = Layout::snowflake()
+        .id_range(1_796_601_600_000, 1_796_688_000_000)
+        .unwrap();
+    assert_eq!(v["first"], library.first.to_string());
+    assert_eq!(v["last"], library.last.to_string());
+    assert_eq!(v["first_tick_start"], "2026-12-07T00:00:00.000Z");
+    assert_eq!(v["last_tick_end"], "2026-12-08T00:00:00.000Z");
+
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let (_, _, minted) = call(&s, get("/v1/ids?count=50")).await;
+    let ids = ids_in(&minted);
+    assert_eq!(ids.len(), 50, "{minted}");
+    let bounds = |body: String| -> (u64, u64) {
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let id = |k: &str| v[k].as_str().unwrap().parse::<u64>().unwrap();
+        (id("first"), id("last"))
+    };
+    let recent = bounds(
+        call(&s, get(&format!("/v1/range?from={}", now_ms - 60_000)))
+            .await
+            .2,
+    );
+    let before = bounds(
+        call(
+            &s,
+            get(&format!(
+                "/v1/range?from={}&to={}",
+                now_ms - 120_000,
+                now_ms - 60_000
+            )),
+        )
+        .await
+        .2,
+    );
+    for id in ids {
+        assert!(recent.0 <= id && id <= recent.1, "{id} in {recent:?}");
+        assert!(id > before.1, "{id} after {before:?}");
+    }
+
+    for (uri, says) in [
+        ("/v1/range", "no from: give from=T"),
+        ("/v1/range?from=yesterday", "from: not an RFC 3339"),
+        (
+            "/v1/range?from=1796688000000&to=2026-12-07T00:00:00Z",
+            "holds no instant",
+        ),
+        (
+            "/v1/range?from=2000-01-01T00:00:00Z&to=946684800001",
+            "before the layout's epoch",
+        ),
+    ] {
+        let (status, headers, body) = call(&s, get(uri)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}: {body}");
+        let message = error_of(status, &headers, &body);
+        assert!(message.contains(says), "{uri}: {message}");
+    }
+    let guarded = service(Some(Token::new("s3cret-token-0123456789").unwrap()));
+    let (status, _, _) = call(&guarded, get("/v1/range?from=1796601600000")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}

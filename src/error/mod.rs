@@ -129,6 +129,14 @@ pub enum Error {
         /// The first instant that no longer fits, in Unix milliseconds.
         end_unix_ms: u64,
     },
+    /// A span of time with no instant in it: its end (exclusive) is not after its start
+    /// ([`Layout::id_range`](crate::Layout::id_range)).
+    EmptySpan {
+        /// The start given, in Unix nanoseconds.
+        from_unix_ns: i128,
+        /// The end given, in Unix nanoseconds.
+        to_unix_ns: i128,
+    },
     /// An ID with bits set above the layout's width.
     IdOutOfLayout {
         /// The offending ID.
@@ -282,6 +290,7 @@ impl Error {
             Error::OutOfRange { .. }
             | Error::BeforeEpoch { .. }
             | Error::PastLifetime { .. }
+            | Error::EmptySpan { .. }
             | Error::IdOutOfLayout { .. }
             | Error::NegativeId { .. }
             | Error::WiderThanI64 { .. }
@@ -341,6 +350,15 @@ impl fmt::Display for Error {
                 f,
                 "time is {by:?} before the layout's epoch {}: give a later time, or a layout with an earlier epoch",
                 crate::rfc3339::Timestamp(i128::from(*epoch_unix_ns))
+            ),
+            Error::EmptySpan {
+                from_unix_ns,
+                to_unix_ns,
+            } => write!(
+                f,
+                "the span from {} to {} holds no instant: its end is exclusive, so give an end later than its start",
+                crate::rfc3339::Timestamp(*from_unix_ns),
+                crate::rfc3339::Timestamp(*to_unix_ns)
             ),
             Error::PastLifetime { end_unix_ms } => write!(
                 f,

@@ -5,6 +5,7 @@
 mod builder;
 pub(crate) mod names;
 mod presets;
+mod range;
 #[cfg(feature = "std")]
 mod sonyflake;
 #[cfg(test)]
@@ -18,6 +19,7 @@ pub use presets::{
     DISCORD_EPOCH_MS, INSTAGRAM_EPOCH_MS, Preset, SONYFLAKE_V1_EPOCH_MS, SONYFLAKE_V2_EPOCH_MS,
     TWEPOCH_MS,
 };
+pub use range::IdRange;
 #[cfg(feature = "std")]
 pub use sonyflake::SonyflakeSettings;
 

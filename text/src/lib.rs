@@ -1,6 +1,6 @@
 //! The text the flakeid tool and the flakeid service share, below both: decoded IDs as rows
 //! in every format ([`rows`]: aligned table, JSON lines, CSV), a layout's facts as JSON
-//! ([`layout`]), and [`NodeFields`], the one rule for which node fields a decoded ID shows.
+//! ([`layout`]), a span of time and its IDs ([`range`]), and [`NodeFields`], the one rule for which node fields a decoded ID shows.
 //!
 //! ```
 //! use flakeid::Layout;
@@ -27,6 +27,7 @@
 pub mod batch;
 pub mod layout;
 mod line;
+pub mod range;
 pub mod rows;
 
 use flakeid::Layout;

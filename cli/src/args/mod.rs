@@ -68,6 +68,13 @@ pub(crate) enum Command {
         after_help = "Example:\n  flakeid layout\n  flakeid layout --list\n  flakeid layout --layout discord\n  flakeid layout --layout 'seq=8,node=4,time=41,epoch=2025-01-01T00:00:00Z' --json"
     )]
     Layout(LayoutArgs),
+    /// The first and last ID a layout holds for a span of time, for a range query over a
+    /// column of IDs (`WHERE id BETWEEN first AND last`): every ID minted from --from
+    /// (inclusive) to --to (exclusive) lies between them.
+    #[command(
+        after_help = "Where --from or --to falls inside a tick, the IDs of that whole tick are in the range (an ID knows only its tick): exact for 1 ms layouts and whole milliseconds. A span that starts before the layout's epoch starts at its first ID; one that ends past its lifetime ends at its last.\n\nExample:\n  flakeid range --from 2026-12-07T00:00:00Z --to 2026-12-08T00:00:00Z\n  flakeid range --layout sonyflake --from 1796601600000 --column order_id\n  flakeid range --from 2026-12-07T00:00:00Z --to 2026-12-07T01:00:00Z --json"
+    )]
+    Range(RangeArgs),
     /// List the namespaces of a claim store (see `gen --claim`) with their layouts, and the
     /// node ids of each: holder, state and reservation. Repairs a damaged reservation.
     #[command(
@@ -247,6 +254,26 @@ pub(crate) struct ComposeArgs {
     pub(crate) sequence: u64,
     #[command(flatten)]
     pub(crate) node: NodeArgs,
+}
+
+#[derive(Args)]
+pub(crate) struct RangeArgs {
+    #[command(flatten)]
+    pub(crate) layout: LayoutArg,
+    /// The span's start, inclusive: RFC 3339 (2026-12-07T00:00:00Z) or Unix milliseconds
+    /// (1796601600000).
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) from: String,
+    /// The span's end, exclusive, as --from; the current time if not given.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) to: Option<String>,
+    /// The column the SQL condition names.
+    #[arg(long, default_value = "id")]
+    pub(crate) column: String,
+    /// JSON (first and last ID, and the instants of the ticks they open and close) instead
+    /// of the SQL condition.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Args)]

@@ -5,14 +5,14 @@ use common::*;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use flakeid::clock::ManualClock;
 use flakeid::error::Field;
 use flakeid::generator::FastPath;
 use flakeid::layout::TWEPOCH_MS;
-use flakeid::{ClockPolicy, Error, Generator, GeneratorBuilder, Id, Layout, MintError};
+use flakeid::{Clock, ClockPolicy, Error, Generator, GeneratorBuilder, Id, Layout, MintError};
 
 /// A generator on node 5 under `policy`, reading `clock`.
 fn builder(
@@ -44,7 +44,16 @@ fn patient(
     clock: &ManualClock,
     last: u64,
 ) -> Generator<ManualClock> {
-    let b = builder(layout, policy, clock).max_wait(Duration::from_secs(5));
+    patient_on(layout, policy, clock.clone(), last)
+}
+
+/// [`patient`] on any clock.
+fn patient_on<C: Clock>(layout: Layout, policy: ClockPolicy, clock: C, last: u64) -> Generator<C> {
+    let b = Generator::builder(layout)
+        .node(5)
+        .policy(policy)
+        .clock(clock)
+        .max_wait(Duration::from_secs(5));
     // 0 means a fresh start (ID 0 is node 0's, not this node's).
     let b = if last == 0 {
         b
@@ -52,6 +61,45 @@ fn patient(
         b.resume_after(flakeid::Id::new(last))
     };
     b.build().unwrap()
+}
+
+/// A manual clock that counts its readings, so that a test moves the clock once a minting
+/// thread is inside its wait (which reads the clock at every turn) rather than after a
+/// sleep that may end before the thread even began to wait.
+#[derive(Clone)]
+struct Watched {
+    clock: ManualClock,
+    reads: Arc<AtomicU64>,
+}
+
+impl Clock for Watched {
+    fn unix_ns(&self) -> u64 {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.clock.unix_ns()
+    }
+}
+
+impl Watched {
+    fn new(clock: &ManualClock) -> Watched {
+        Watched {
+            clock: clock.clone(),
+            reads: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Waits until the clock has been read `more` times since this call began (bounded:
+    /// panics after 10 s): a thread that reads it that often is turning in its wait.
+    fn await_reads(&self, more: u64) {
+        let goal = self.reads.load(Ordering::SeqCst) + more;
+        let bound = std::time::Instant::now() + Duration::from_secs(10);
+        while self.reads.load(Ordering::SeqCst) < goal {
+            assert!(
+                std::time::Instant::now() < bound,
+                "the minting thread never waited"
+            );
+            std::thread::yield_now();
+        }
+    }
 }
 
 const POLICIES: [ClockPolicy; 3] = [
@@ -108,11 +156,12 @@ fn exhaustion_moves_to_the_next_tick_with_sequence_zero() {
         // Blocking with a clock that stands still: bounded, then a clear error.
         assert!(matches!(g.next_id(), Err(MintError::WaitTooLong { .. })));
         // Blocking while another thread moves the clock: waits, then tick + 1, sequence 0.
-        let g = patient(tiny(), policy, &clock, before.get());
-        let mover = clock.clone();
+        let watched = Watched::new(&clock);
+        let g = patient_on(tiny(), policy, watched.clone(), before.get());
         let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(2));
-            mover.advance(Duration::from_micros(1_000));
+            // Moved only once the call is waiting: it must wait, and end by the move.
+            watched.await_reads(4);
+            watched.clock.advance(Duration::from_micros(1_000));
         });
         let p = l.decompose(g.next_id().unwrap().get()).unwrap();
         t.join().unwrap();
@@ -162,18 +211,19 @@ fn continue_policy_keeps_counting_on_the_last_tick() {
 #[test]
 fn wait_policy_waits_for_the_clock_to_catch_up() {
     let clock = ManualClock::from_unix_ms(T0_MS);
-    let g = patient(tiny(), ClockPolicy::Wait, &clock, 0);
+    let watched = Watched::new(&clock);
+    let g = patient_on(tiny(), ClockPolicy::Wait, watched.clone(), 0);
     g.next_id().unwrap();
     clock.step_back(Duration::from_millis(5));
     assert_eq!(
         g.try_next_id(),
         Err(MintError::WouldBlock { wait_ns: 5_000_000 })
     );
-    let mover = clock.clone();
     let t = std::thread::spawn(move || {
+        // Each step once the call is waiting: it waits through all five.
         for _ in 0..5 {
-            std::thread::sleep(Duration::from_millis(1));
-            mover.advance(Duration::from_millis(1));
+            watched.await_reads(4);
+            watched.clock.advance(Duration::from_millis(1));
         }
     });
     let p = tiny().decompose(g.next_id().unwrap().get()).unwrap();

@@ -131,7 +131,7 @@ macro_rules! common_setters {
         /// when the running thread's slice (0.75-3 ms) ends, so it mints in fewer ticks
         /// (`next_id` at Snowflake's cap beside eight busy threads on two cores: 84% of
         /// the cap). Asking for the shortest slice, 100 µs, lets it run as it wakes
-        /// (95-98%). The thread's share of the CPU is unchanged, only how finely it is
+        /// (94-99%). The thread's share of the CPU is unchanged, only how finely it is
         /// cut; it keeps the slice for the rest of its life, asked for once, the first
         /// time it waits for a tick. Real-time, batch and idle threads are left alone,
         /// as is a thread whose slice is that short already. `false` leaves every

@@ -7,7 +7,7 @@
 //! slice ends, later the more CPU it used before it slept; one that asks for a
 //! [`SHORT`] slice comes first at once. Its share of the CPU does not change, only how
 //! finely it is cut. Measured (`examples/at_the_cap.rs`, 2 cores, eight busy threads):
-//! `next_id` at Snowflake's cap held 84% of it with the default slice and 95-98% with
+//! `next_id` at Snowflake's cap held 84% of it with the default slice and 94-99% with
 //! 100 µs; a slice of 300 µs gave 80-89%.
 //!
 //! A thread asks (`sched_setattr`, the `sched_runtime` of a fair-class thread) the first

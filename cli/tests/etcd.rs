@@ -311,6 +311,54 @@ mod over_tls {
     gen_scenarios!(SecuredEtcd::start);
 }
 
+/// A secured etcd whose every answer comes 150 ms late (a slow link, or a busy host): the
+/// connect (TCP, TLS, the user's authentication, the first request) takes longer than one
+/// attempt (400 ms with a lease of 2 s), each round trip well within it. The store opens,
+/// rather than beginning the handshake again at every attempt, then claims and renews.
+#[test]
+fn a_handshake_longer_than_one_attempt_still_ends() {
+    use flakeid::claim::store::ClaimRequest;
+    let _one = fleet::one_at_a_time();
+    let Some(server) = SecuredEtcd::start("slow-link") else {
+        return;
+    };
+    let link = proxy::Proxy::start(server.client_port);
+    link.set_reply_delay(Duration::from_millis(150));
+    let url = server.url().replacen(
+        &format!(":{}", server.client_port),
+        &format!(":{}", link.port),
+        1,
+    );
+    let options = OpenOptions::default().ttl(Duration::from_secs(2));
+    let started = std::time::Instant::now();
+    let store = flakeid_stores::open(&url, &options)
+        .unwrap_or_else(|e| panic!("a slow link refused after {:?}: {e}", started.elapsed()));
+    let took = started.elapsed();
+    assert!(
+        took > Duration::from_millis(400),
+        "the connect took {took:?}, within one attempt: the link was not slow enough to test this"
+    );
+    // The link at full speed again: each request of a claim is several round trips.
+    link.set_reply_delay(Duration::ZERO);
+    let claimed = store
+        .claim(&ClaimRequest {
+            namespace: "slow",
+            pool: 0..1,
+            instance: "slow-link",
+        })
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    store
+        .renew(
+            &claimed,
+            claimed.not_before_unix_ns.max(now) + 1_000_000_000,
+        )
+        .unwrap();
+}
+
 /// Claims with the right CA, certificate, user and password; each wrong credential its
 /// own refusal; the token refreshed after etcd expired it.
 #[test]

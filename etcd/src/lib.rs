@@ -152,14 +152,18 @@ impl EtcdStore {
         let eps: Vec<String> = endpoints.to_vec();
         let ttl = Duration::from_secs(ttl.as_secs().max(1));
         let attempt = attempt_bound(timeout, ttl);
-        // Each request is bounded by `attempt`, which follows from the lease TTL, and the
-        // connections are pinged, so a member that stopped answering (paused, cut off)
-        // costs one attempt; the next goes to another member, with the lease still alive.
-        // A member without a leader (cut off from its peers) refuses at once instead of
-        // holding the request until it times out.
+        // Each request is bounded by `attempt` (`retrying` cuts it there), which follows
+        // from the lease TTL, and the connections are pinged, so a member that stopped
+        // answering (paused, cut off) costs one attempt; the next goes to another member,
+        // with the lease still alive. A member without a leader (cut off from its peers)
+        // refuses at once instead of holding the request until it times out. The channel's
+        // own bounds are the request's timeout: on a busy host a connection (TCP, TLS) and
+        // the authentication at connect (the member checks the password with bcrypt, slow
+        // when it is busy with others) may take longer than one attempt, and cut there
+        // each try would begin again from nothing and never end.
         let mut connect = ConnectOptions::new()
-            .with_connect_timeout(attempt)
-            .with_timeout(attempt)
+            .with_connect_timeout(timeout)
+            .with_timeout(timeout)
             .with_keep_alive(Duration::from_secs(1), attempt)
             .with_keep_alive_while_idle(true)
             .with_require_leader(true);
@@ -177,33 +181,21 @@ impl EtcdStore {
         let (c, u) = (Arc::clone(&current), url.clone());
         let access = access.clone();
         let clients: Arc<[Client]> = remote.run(async move {
-            let mut clients = Vec::with_capacity(eps.len());
-            let mut down = None;
-            for endpoint in &eps {
-                // Without a user the client connects lazily and this cannot fail; with one
-                // it authenticates here, so a member that is down now is left out (and
-                // the others serve), while a refusal is an answer: it ends the connect.
-                let connecting = Client::connect([endpoint], Some(connect.clone()));
-                match tokio::time::timeout(attempt, connecting).await {
-                    Ok(Ok(client)) => clients.push(client),
-                    Ok(Err(e)) => match etcd_error(&u, e) {
-                        e @ ClaimError::Unreachable { .. } => down = Some(e),
-                        refused => return Err(refused),
-                    },
-                    Err(_) => down = Some(unreachable(&u, format!("no answer within {attempt:?}"))),
-                }
-            }
-            if clients.is_empty() {
-                let down = down.unwrap_or_else(|| unreachable(&u, "no endpoint"));
-                return Err(closed_after_handshake(down, &access));
-            }
+            // A little inside the runtime's own bound, so that this error is the one
+            // returned.
+            let deadline = tokio::time::Instant::now() + timeout.saturating_sub(RETRY_PAUSE);
+            let clients = connect_all(&u, &eps, &connect, deadline, attempt).await?;
+            let clients = match clients {
+                Ok(clients) => clients,
+                Err(down) => return Err(closed_after_handshake(down, &access)),
+            };
             let clients: Arc<[Client]> = clients.into();
             // A lazy channel would connect at the first call: make one now, so an
             // unreachable store fails here, within the bound.
             let cs = Arc::clone(&clients);
             retrying(
                 &u,
-                timeout,
+                deadline.saturating_duration_since(tokio::time::Instant::now()),
                 attempt,
                 || {
                     let (mut client, url) = (pick(&cs, &c), u.clone());
@@ -270,9 +262,11 @@ impl EtcdStore {
         let url = self.remote.url.clone();
         let (timeout, attempt) = (timeout.min(self.remote.timeout), self.attempt);
         self.remote.run(async move {
+            // A little inside the runtime's own bound (which started first), so that the
+            // last attempt's error is the one returned, not the runtime's "no answer".
             retrying(
                 &url,
-                timeout,
+                timeout.saturating_sub(RETRY_PAUSE),
                 attempt,
                 || f(pick(&clients, &current)),
                 || fail_over(&current, clients.len()),
@@ -401,4 +395,76 @@ impl ClaimStore for EtcdStore {
     ) -> Result<Repaired, ClaimError> {
         self.repair(namespace, node, reserved_until_unix_ns)
     }
+}
+
+/// A client per endpoint, all connected at once, each within `deadline`. Without a user a
+/// client connects lazily and this cannot fail; with one it authenticates here (on a busy
+/// host that may take longer than one attempt, so each may take until the deadline, and
+/// one that could not reach its member is tried again until then). Once
+/// one is in, the others have one attempt more: a member that is down then costs no more
+/// than that and is left out (the others serve). A refusal is an answer: it ends the
+/// connect (the outer `Err`). `Ok(Err)` when no member answered: the last outage.
+async fn connect_all(
+    url: &str,
+    endpoints: &[String],
+    connect: &ConnectOptions,
+    deadline: tokio::time::Instant,
+    attempt: Duration,
+) -> Result<Result<Vec<Client>, ClaimError>, ClaimError> {
+    let bound = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let mut tries = tokio::task::JoinSet::new();
+    for (index, endpoint) in endpoints.iter().enumerate() {
+        let (endpoint, connect) = (endpoint.clone(), connect.clone());
+        let url = url.to_owned();
+        tries.spawn(async move {
+            // Again while it cannot be reached (as an authentication that timed out on a
+            // member busy with others), until the deadline.
+            loop {
+                let connecting = Client::connect([endpoint.clone()], Some(connect.clone()));
+                let connected = match tokio::time::timeout_at(deadline, connecting).await {
+                    Ok(Ok(client)) => Ok(client),
+                    Ok(Err(e)) => Err(etcd_error(&url, e)),
+                    Err(_) => Err(unreachable(&url, format!("no answer within {bound:?}"))),
+                };
+                match connected {
+                    Err(ClaimError::Unreachable { .. })
+                        if tokio::time::Instant::now() + RETRY_PAUSE < deadline =>
+                    {
+                        tokio::time::sleep(RETRY_PAUSE).await;
+                    }
+                    done => return (index, done),
+                }
+            }
+        });
+    }
+    let (mut clients, mut down, mut until) = (Vec::new(), None, None);
+    loop {
+        let next = match until {
+            None => tries.join_next().await,
+            Some(until) => match tokio::time::timeout_at(until, tries.join_next()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            },
+        };
+        let Some(joined) = next else {
+            break;
+        };
+        let Ok((index, connected)) = joined else {
+            continue;
+        };
+        match connected {
+            Ok(client) => {
+                clients.push((index, client));
+                until.get_or_insert_with(|| tokio::time::Instant::now() + attempt);
+            }
+            Err(e @ ClaimError::Unreachable { .. }) => down = Some(e),
+            Err(refused) => return Err(refused),
+        }
+    }
+    if clients.is_empty() {
+        return Ok(Err(down.unwrap_or_else(|| unreachable(url, "no endpoint"))));
+    }
+    // In the URL's order, as the failover goes.
+    clients.sort_by_key(|(index, _)| *index);
+    Ok(Ok(clients.into_iter().map(|(_, client)| client).collect()))
 }

@@ -75,6 +75,11 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
         return unreachable(url, format!("{message} (SQLSTATE {})", code.code()));
     }
     let text = chain(e);
+    // The server asked for the role's password and none was given (tokio-postgres's
+    // words): a setting to fix, not an outage to retry.
+    if text.contains("password missing") {
+        return ClaimError::NoPassword { url: url.into() };
+    }
     if text.contains(crate::auth::REFUSED) {
         return refused(text);
     }

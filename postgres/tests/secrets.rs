@@ -221,3 +221,22 @@ fn a_real_server_asking_for_clear_text_or_md5_is_refused_unless_allowed() {
     );
     let _ = std::fs::remove_file(md5_pw);
 }
+
+/// A URL without a password for a role the server asks one of says so at once, as a
+/// setting to fix (with where to give it), not as a server that cannot be reached after
+/// every retry.
+#[test]
+fn a_url_without_the_password_the_server_asks_for_says_so() {
+    let _one = fleet::one_at_a_time();
+    let Some(server) = Postgres::start("no-password") else {
+        return;
+    };
+    let url = format!(
+        "postgres://flakeid@127.0.0.1:{}/postgres?sslmode=disable",
+        server.port
+    );
+    let err = open(&url).unwrap_err();
+    assert!(matches!(err, ClaimError::NoPassword { .. }), "{err:?}");
+    assert_eq!(err.kind(), ClaimErrorKind::Settings, "{err}");
+    assert!(err.to_string().contains("give password-file=FILE"), "{err}");
+}

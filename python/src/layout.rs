@@ -192,10 +192,12 @@ impl PyLayout {
         self.layout.end_unix_ms()
     }
 
-    /// The most IDs one node mints in a second.
+    /// The most IDs one node mints in a second: a whole number (rounded down where the
+    /// unit does not divide a second), exact at any width.
     #[getter]
-    fn ids_per_second_per_node(&self) -> f64 {
-        self.layout.ids_per_second_per_node()
+    fn ids_per_second_per_node(&self) -> u128 {
+        let per_tick = 1u128 << self.layout.sequence_bits();
+        per_tick * 1_000_000_000 / u128::from(self.layout.unit_ns())
     }
 
     /// The largest node id.

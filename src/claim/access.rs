@@ -28,7 +28,11 @@ impl Secret {
             path: path.display().to_string(),
             reason,
         };
-        let bytes = read_private(path).map_err(io)?;
+        let bytes = read_private(path).map_err(|e| {
+            io(format!(
+                "the password file (password-file=) cannot be used: {e}"
+            ))
+        })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| io("the password file is not UTF-8 text".into()))?;
         let text = text.trim_end_matches(['\n', '\r']);
@@ -175,5 +179,15 @@ mod tests {
             ..Access::default()
         };
         assert!(!format!("{a:?}").contains("hunter2"));
+    }
+
+    /// A password file that cannot be read is named as the password file, with its path
+    /// and why, so the message says which of a URL's files is missing.
+    #[test]
+    fn a_missing_password_file_is_named_as_the_password_file() {
+        let dir = std::env::temp_dir().join(format!("flakeid-no-pw-{}", std::process::id()));
+        let err = Secret::from_file(dir.join("pw")).unwrap_err().to_string();
+        assert!(err.contains("the password file (password-file=)"), "{err}");
+        assert!(err.contains(&dir.join("pw").display().to_string()), "{err}");
     }
 }

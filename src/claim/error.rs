@@ -162,8 +162,9 @@ pub enum ClaimError {
         /// The URL, its query values hidden.
         url: String,
     },
-    /// A store URL with `user=` and no password: neither its `password-file=` nor one given
-    /// apart from the URL ([`OpenOptions::password`](super::OpenOptions::password)).
+    /// A store URL with a user (`user=`, or PostgreSQL's `ROLE@`) whose password the store
+    /// needs, and no password: neither its `password-file=` nor one given apart from the
+    /// URL ([`OpenOptions::password`](super::OpenOptions::password)).
     NoPassword {
         /// The URL, its query values hidden.
         url: String,
@@ -405,7 +406,7 @@ impl fmt::Display for ClaimError {
             ),
             ClaimError::NoPassword { url } => write!(
                 f,
-                "claim store {url:?}: user= without a password: give password-file=FILE, or the password apart from the URL"
+                "claim store {url:?}: a user without a password (the URL names one, and the store asks for its password): give password-file=FILE, or the password apart from the URL"
             ),
             ClaimError::NodeHeld { namespace, node } => write!(
                 f,

@@ -40,7 +40,8 @@ pub(crate) fn run(a: RangeArgs) -> CliResult<ExitCode> {
         ));
     }
     let text = if a.json {
-        flakeid_text::range::range_json(&layout, from, to).map_err(|e| CliError::new(None, e))?
+        flakeid_text::range::range_json(&layout, from, to, range)
+            .map_err(|e| CliError::new(None, e))?
             + "\n"
     } else {
         format!("{} BETWEEN {} AND {}\n", a.column, range.first, range.last)

@@ -317,7 +317,6 @@ mod over_tls {
 /// rather than beginning the handshake again at every attempt, then claims and renews.
 #[test]
 fn a_handshake_longer_than_one_attempt_still_ends() {
-    use flakeid::claim::store::ClaimRequest;
     let _one = fleet::one_at_a_time();
     let Some(server) = SecuredEtcd::start("slow-link") else {
         return;
@@ -340,23 +339,7 @@ fn a_handshake_longer_than_one_attempt_still_ends() {
     );
     // The link at full speed again: each request of a claim is several round trips.
     link.set_reply_delay(Duration::ZERO);
-    let claimed = store
-        .claim(&ClaimRequest {
-            namespace: "slow",
-            pool: 0..1,
-            instance: "slow-link",
-        })
-        .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    store
-        .renew(
-            &claimed,
-            claimed.not_before_unix_ns.max(now) + 1_000_000_000,
-        )
-        .unwrap();
+    fleet::claims_and_renews(&*store, "slow-link");
 }
 
 /// Claims with the right CA, certificate, user and password; each wrong credential its

@@ -395,6 +395,26 @@ pub fn namespaces_are_apart_and_claims_lists_the_holders(server: &mut dyn Server
     drop((one, two));
 }
 
+/// Claims id 0 of namespace `slow` on `store` as `instance`, then renews the claim to a
+/// second past now: a store that opened works end to end (the slow-link tests of etcd and
+/// PostgreSQL, once their connect is through).
+pub fn claims_and_renews<S: flakeid::claim::ClaimStore + ?Sized>(store: &S, instance: &str) {
+    let claimed = store
+        .claim(&flakeid::claim::store::ClaimRequest {
+            namespace: "slow",
+            pool: 0..1,
+            instance,
+        })
+        .unwrap();
+    let now = SystemClock.unix_ns();
+    store
+        .renew(
+            &claimed,
+            claimed.not_before_unix_ns.max(now) + 1_000_000_000,
+        )
+        .unwrap();
+}
+
 /// An unreachable store at start is a clear error naming the URL, within the bound.
 pub fn an_unreachable_store_is_a_clear_error_within_the_bound(scheme: &str) {
     let port = free_port(); // nothing listens there

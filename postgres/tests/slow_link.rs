@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use flakeid::claim::store::{ClaimRequest, FromUrl, StoreUrl};
-use flakeid::claim::{ClaimStore, OpenOptions};
+use flakeid::claim::store::{FromUrl, StoreUrl};
+use flakeid::claim::OpenOptions;
 use flakeid_fleet::postgres::Postgres;
 use flakeid_fleet::proxy::Proxy;
 use flakeid_fleet::scenarios::{self as fleet, Server};
@@ -40,21 +40,5 @@ fn a_connect_longer_than_one_attempt_still_ends() {
         took > Duration::from_millis(600),
         "the connect took {took:?}, within one attempt: the link was not slow enough to test this"
     );
-    let claimed = store
-        .claim(&ClaimRequest {
-            namespace: "slow",
-            pool: 0..1,
-            instance: "test",
-        })
-        .unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    store
-        .renew(
-            &claimed,
-            claimed.not_before_unix_ns.max(now) + 1_000_000_000,
-        )
-        .unwrap();
+    fleet::claims_and_renews(&store, "test");
 }

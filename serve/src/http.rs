@@ -383,8 +383,9 @@ async fn range(
         Some(to) => instant("to", to)?,
         None => i128::from(flakeid::Clock::unix_ns(&flakeid::clock::SystemClock)),
     };
-    let body = flakeid_text::range::range_json(s.layout(), from, to)
-        .map_err(|e| ServiceError::BadRequest(e.to_string()))?;
+    let bad = |e: flakeid::Error| ServiceError::BadRequest(e.to_string());
+    let range = s.layout().id_range_ns(from, to).map_err(bad)?;
+    let body = flakeid_text::range::range_json(s.layout(), from, to, range).map_err(bad)?;
     Ok(json(StatusCode::OK, body))
 }
 

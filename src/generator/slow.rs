@@ -181,9 +181,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
                 done => return done,
             };
             self.within_bound(started.elapsed(), wait)?;
-            if self.short_slice {
-                sync::shorten_slice();
-            }
+            self.ask_short_slice();
             crate::wait::sleep(wait).await;
         }
     }
@@ -244,9 +242,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             since_yield = 0;
             match self.within_bound(started.elapsed(), wait) {
                 Ok(()) => {
-                    if self.short_slice {
-                        sync::shorten_slice();
-                    }
+                    self.ask_short_slice();
                     crate::wait::sleep(wait).await
                 }
                 Err(_) if filled > 0 => return Ok(filled),
@@ -363,6 +359,14 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         }
     }
 
+    /// Before a sleep to a tick: asks, once per thread, for the short time slice if this
+    /// generator does (see [`GeneratorBuilder::short_slice`](crate::GeneratorBuilder::short_slice)).
+    fn ask_short_slice(&self) {
+        if self.short_slice {
+            sync::shorten_slice();
+        }
+    }
+
     /// Waits until the clock reaches the start of tick `until`: sleeps to the boundary,
     /// spins only the last [`SPIN_BELOW`]. Fails at once if the wait would overrun the
     /// bound.
@@ -377,9 +381,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             let needed = Duration::from_nanos(target - now);
             self.within_bound(self.waited(waited), needed)?;
             if needed > SPIN_BELOW {
-                if self.short_slice {
-                    sync::shorten_slice();
-                }
+                self.ask_short_slice();
                 sync::sleep(needed);
             } else {
                 sync::spin_loop();

@@ -74,10 +74,10 @@ impl Layout {
             Err(Error::BeforeEpoch { .. }) => 0,
             Err(e) => return Err(e),
         };
-        let below = (1u64 << self.time_shift()) - 1;
+        // The lowest ID of the first tick and the highest of the last.
         Ok(IdRange {
-            first: Id::new(first << self.time_shift()),
-            last: Id::new(last << self.time_shift() | below),
+            first: Id::new(self.compose_unchecked(first, 0, 0)),
+            last: Id::new(self.compose_unchecked(last, self.max_sequence(), self.max_node())),
         })
     }
 }

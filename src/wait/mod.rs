@@ -13,8 +13,9 @@
 //!
 //! On Linux the timer thread asks for a timer slack of 1 µs and the shortest time slice
 //! (100 µs, Linux 6.12 and later; its own, no other thread's), so a sleeper wakes within a
-//! few microseconds of its deadline, even beside busy threads. Where the thread cannot be started, a sleep still ends on time by waking its own
-//! task at every poll until the deadline (the runtime stays free to run other tasks).
+//! few microseconds of its deadline, even beside busy threads. Where the thread cannot be
+//! started, a sleep still ends on time by waking its own task at every poll until the
+//! deadline (the runtime stays free to run other tasks).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

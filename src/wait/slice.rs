@@ -49,11 +49,6 @@ const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 /// Set once the kernel or the sandbox said no: no thread asks again.
 static REFUSED: AtomicBool = AtomicBool::new(false);
 
-/// The calling thread's scheduling attributes.
-fn get() -> Option<Attr> {
-    get_of(0)
-}
-
 /// The slice of thread `tid` (0: the caller) if it is a fair-class (`SCHED_OTHER`) thread.
 pub(crate) fn fair_slice_of(tid: i32) -> Option<u64> {
     get_of(tid)
@@ -108,18 +103,20 @@ pub(crate) fn shorten() {
     {
         return;
     }
-    let Some(had) = get() else { return };
-    if had.policy != SCHED_OTHER || had.runtime <= SHORT {
+    let Some(had) = get_of(0) else { return };
+    match (had.policy, had.runtime) {
         // A kernel that reports no slice for a fair thread (before 6.12) takes none.
-        if had.policy == SCHED_OTHER && had.runtime == 0 {
-            REFUSED.store(true, Ordering::Relaxed);
+        (SCHED_OTHER, 0) => REFUSED.store(true, Ordering::Relaxed),
+        (SCHED_OTHER, longer) if longer > SHORT => {
+            let short = Attr {
+                runtime: SHORT,
+                ..had
+            };
+            if !set(&short) {
+                REFUSED.store(true, Ordering::Relaxed);
+            }
         }
-        return;
-    }
-    if !set(&Attr {
-        runtime: SHORT,
-        ..had
-    }) {
-        REFUSED.store(true, Ordering::Relaxed);
+        // Another policy, or a slice this short already.
+        _ => {}
     }
 }

@@ -1,6 +1,7 @@
 //! A span of time and the IDs a layout gives it ([`flakeid::Layout::id_range`]), as the
 //! tool (`flakeid range`) and the service (`GET /v1/range`) take and show them.
 
+use flakeid::layout::IdRange;
 use flakeid::rfc3339::Timestamp;
 use flakeid::{Error, Layout};
 
@@ -28,29 +29,36 @@ pub fn parse_instant(text: &str) -> Result<i128, Error> {
     Ok(flakeid::rfc3339::parse(t)?)
 }
 
-/// The IDs `layout` gives to the instants from `from_unix_ns` (inclusive) to `to_unix_ns`
-/// (exclusive) as one JSON object (no newline): `first` and `last` (decimal strings, as
-/// `decode --json` writes IDs), the span as given (`from`, `to`), and the instants the
-/// range covers, which the span's edge ticks may widen (`first_tick_start`,
-/// `last_tick_end`, exclusive).
+/// `range`, the IDs `layout` gives to the instants from `from_unix_ns` (inclusive) to
+/// `to_unix_ns` (exclusive) ([`Layout::id_range_ns`]), as one JSON object (no newline):
+/// `first` and `last` (decimal strings, as `decode --json` writes IDs), the span as given
+/// (`from`, `to`), and the instants the range covers, which the span's edge ticks may widen
+/// (`first_tick_start`, `last_tick_end`, exclusive).
 ///
 /// ```
 /// use flakeid::Layout;
 /// use flakeid_text::range::range_json;
 ///
-/// let ms = 1_000_000i128;
-/// let json = range_json(&Layout::sonyflake(), 1_796_601_600_005 * ms, 1_796_601_600_025 * ms)?;
+/// let (layout, ms) = (Layout::sonyflake(), 1_000_000i128);
+/// let (from, to) = (1_796_601_600_005 * ms, 1_796_601_600_025 * ms);
+/// let json = range_json(&layout, from, to, layout.id_range_ns(from, to)?)?;
 /// assert!(json.contains(r#""first_tick_start":"2026-12-07T00:00:00.000Z""#));
 /// assert!(json.contains(r#""last_tick_end":"2026-12-07T00:00:00.030Z""#));
 /// # Ok::<(), flakeid::Error>(())
 /// ```
-pub fn range_json(layout: &Layout, from_unix_ns: i128, to_unix_ns: i128) -> Result<String, Error> {
-    let range = layout.id_range_ns(from_unix_ns, to_unix_ns)?;
+pub fn range_json(
+    layout: &Layout,
+    from_unix_ns: i128,
+    to_unix_ns: i128,
+    range: IdRange,
+) -> Result<String, Error> {
     let first_tick = layout.decompose(range.first.get())?.ticks;
     let last_tick = layout.decompose(range.last.get())?.ticks;
-    let last_end = match last_tick.checked_add(1) {
-        Some(next) if last_tick < layout.max_ticks() => layout.unix_ns_of(next)?,
-        _ => layout.end_unix_ns(),
+    // The next tick's start; past the last tick, the layout's end.
+    let last_end = if last_tick < layout.max_ticks() {
+        layout.unix_ns_of(last_tick + 1)?
+    } else {
+        layout.end_unix_ns()
     };
     Ok(format!(
         "{{\"first\":\"{}\",\"last\":\"{}\",\"from\":\"{}\",\"to\":\"{}\",\"first_tick_start\":\"{}\",\"last_tick_end\":\"{}\"}}",

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use flakeid::claim::store::{FromUrl, StoreUrl};
 use flakeid::claim::OpenOptions;
+use flakeid::claim::store::{FromUrl, StoreUrl};
 use flakeid_fleet::postgres::Postgres;
 use flakeid_fleet::proxy::Proxy;
 use flakeid_fleet::scenarios::{self as fleet, Server};

@@ -549,6 +549,19 @@ fn bad_settings_are_refused_and_nothing_is_written() {
             "{url}"
         );
     }
+    // The core refuses every coordinator's URL, and any scheme it does not know, by
+    // naming the one entry that opens them all.
+    for url in [
+        "etcd://127.0.0.1:2379",
+        "etcds://127.0.0.1:2379",
+        "zookeeper://127.0.0.1:2181",
+        "postgres://u@127.0.0.1/db",
+        "postgresql://u@127.0.0.1/db",
+        "bogus:x",
+    ] {
+        let e = flakeid::claim::open(url).unwrap_err().to_string();
+        assert!(e.contains("flakeid_stores::open"), "{url}: {e}");
+    }
 }
 
 /// The file store: a second claim in the same directory takes the next id (the OS lock);

@@ -375,6 +375,10 @@ pub(crate) fn rustls_connector(tls: &Tls, auth: AuthMethods) -> Result<MakeTls, 
             }
         }
     }
+    // ring, not aws-lc-rs: it builds with cargo alone (no cmake, no NASM). rustls 0.23.48
+    // deprecates its provider for lacking post-quantum key exchange, which this TLS
+    // does not offer yet either way.
+    #[allow(deprecated)]
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()

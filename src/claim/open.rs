@@ -20,9 +20,10 @@ use super::{ClaimError, ClaimStore, MemoryStore, OpenOptions, StaticNode};
 ///
 /// The coordinators are stores of their own crates, which open from the same [`StoreUrl`]
 /// ([`FromUrl`]): `etcd://` and `etcds://` in `flakeid-etcd`, `zookeeper://` in
-/// `flakeid-zookeeper`; `flakeid_stores::open` opens all of them (and stores registered
-/// by scheme), and the `flakeid` tool opens through it. Here their URLs are refused with a
-/// message naming that package. A network store's query says how it authenticates
+/// `flakeid-zookeeper`, `postgres://` and `postgresql://` in `flakeid-postgres`;
+/// `flakeid_stores::open` opens all of them (and stores registered by scheme), and the
+/// `flakeid` tool opens through it. Here their URLs, and any scheme this crate does not
+/// know, are refused with a message naming `flakeid_stores::open`. A network store's query says how it authenticates
 /// ([`Access`](super::Access)).
 pub fn open(url: &str) -> Result<Arc<dyn ClaimStore>, ClaimError> {
     open_with(url, &OpenOptions::default())
@@ -45,14 +46,18 @@ pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimSt
         "file" => Ok(Arc::new(FileStore::from_url(url, options)?)),
         "memory" => Ok(Arc::new(MemoryStore::from_url(url, options)?)),
         "static" => Ok(Arc::new(StaticNode::from_url(url, options)?)),
-        "etcd" | "etcds" => Err(url.bad(
-            "etcd's store is the flakeid-etcd crate: open this URL with flakeid_stores::open, which composes every store",
-        )),
-        "zookeeper" => Err(url.bad(
-            "ZooKeeper's store is the flakeid-zookeeper crate: open this URL with flakeid_stores::open, which composes every store",
-        )),
+        scheme @ ("etcd" | "etcds" | "zookeeper" | "postgres" | "postgresql") => {
+            let package = match scheme {
+                "etcd" | "etcds" => "flakeid-etcd",
+                "zookeeper" => "flakeid-zookeeper",
+                _ => "flakeid-postgres",
+            };
+            Err(url.bad(format!(
+                "{scheme}:// is a store of the {package} crate, not of flakeid: open this URL with flakeid_stores::open (crate flakeid-stores), which opens every store"
+            )))
+        }
         other => Err(url.bad(format!(
-            "unknown scheme {other:?}: give etcd://HOST:PORT (etcds:// with TLS), zookeeper://HOST:PORT, file:DIR, memory:, static:N or static:pod"
+            "unknown scheme {other:?}: flakeid opens file:DIR, memory:, static:N and static:pod; flakeid_stores::open (crate flakeid-stores) opens those, etcd://, etcds://, zookeeper://, postgres:// and stores registered by scheme"
         ))),
     }
 }

@@ -76,7 +76,8 @@ pub fn open_url(url: &StoreUrl, options: &OpenOptions) -> Result<Arc<dyn ClaimSt
     let scheme = url.scheme();
     if let Some(feature) = lacking_feature(scheme) {
         return Err(url.bad(format!(
-            "this build has no {scheme} client: flakeid-stores was built without its `{feature}` feature"
+            "this build has no {scheme} client: flakeid-stores was built without its `{feature}` feature (turn it on: flakeid-stores = {{ version = \"0.1\", features = [\"{feature}\"] }}{})",
+            if feature == "etcd" { "; its build needs protoc, see flakeid-etcd's README" } else { "" }
         )));
     }
     match scheme {
@@ -280,6 +281,16 @@ mod tests {
             lacking_feature("etcds"),
             (!cfg!(feature = "etcd")).then_some("etcd")
         );
+        // A build without etcd says how to turn it on, and what that build needs.
+        if !cfg!(feature = "etcd") {
+            let e = open("etcd://127.0.0.1:9", &OpenOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(r#"features = ["etcd"]"#) && e.contains("protoc"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ python3 -m venv "$work/venv"
 py="$work/venv/bin/python"
 "$py" -m pip install -q maturin numpy pandas requests httpx grpcio grpcio-reflection protobuf \
     sonyflake-turbo snowflake-id-toolkit snowflake-id typing_extensions
-CARGO_TARGET_DIR=target/python-release "$work/venv/bin/maturin" build --release --quiet \
+CARGO_TARGET_DIR=target/python-release "$work/venv/bin/maturin" build --quiet \
     --manifest-path python/Cargo.toml --out "$work/dist"
 "$py" -m pip install -q --no-deps "$work"/dist/*.whl
 cargo build --release -q -p flakeid-cli

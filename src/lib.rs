@@ -162,6 +162,7 @@ pub mod clock;
 pub mod decode;
 mod encoding;
 pub mod error;
+mod field;
 #[cfg(target_has_atomic = "64")]
 pub mod generator;
 mod id;

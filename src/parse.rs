@@ -102,7 +102,7 @@ impl fmt::Display for ParseError {
             ParseError::Layout(what) => write!(f, "invalid layout: {what}"),
             ParseError::UnknownLayoutKey(key) => write!(
                 f,
-                "invalid layout: unknown key {:?}{}: the keys are time, seq, node, dc, order, unit, epoch and grid",
+                "invalid layout: unknown key {:?}{}: the keys are time, seq, node, dc, parts, order, unit, epoch and grid",
                 key.as_str(),
                 if key.cut { " (cut)" } else { "" }
             ),

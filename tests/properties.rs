@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use flakeid::clock::ManualClock;
-use flakeid::layout::{Grid, Order};
+use flakeid::error::Field;
+use flakeid::layout::{Grid, NodeParts, Order};
 use flakeid::{ClockPolicy, Encoding, Error, Generator, Layout, MintError};
 use proptest::prelude::*;
 
@@ -15,18 +16,23 @@ fn layouts() -> impl Strategy<Value = Layout> {
         0u32..=62,
         0u32..=62,
         0u32..=30,
-        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
         1_000_000u64..=3_600_000_000_000,
         0u64..=1_700_000_000_000,
     )
         .prop_filter_map(
             "fits",
-            |(time, seq, node, dc, (tsn, epoch_grid), unit_ns, epoch_ms)| {
+            |(time, seq, node, dc, (tsn, epoch_grid, discord_parts), unit_ns, epoch_ms)| {
                 Layout::builder()
                     .time_bits(time)
                     .sequence_bits(seq)
                     .node_bits(node)
                     .datacenter_bits(dc.min(node))
+                    .node_parts(if discord_parts {
+                        NodeParts::WorkerProcess
+                    } else {
+                        NodeParts::DatacenterWorker
+                    })
                     .order(if tsn {
                         Order::TimeSequenceNode
                     } else {
@@ -41,8 +47,72 @@ fn layouts() -> impl Strategy<Value = Layout> {
         )
 }
 
+/// The node fields an ID decodes to, by name, as every front end prints them.
+fn decoded_node_fields(l: &Layout, node: u64) -> Vec<(Field, u64)> {
+    let (high, low) = l.split_node(node);
+    l.node_fields()
+        .iter()
+        .map(|f| match l.node_fields().parts() {
+            Some((h, _)) if f == h => (f, high),
+            Some((_, lo)) if f == lo => (f, low),
+            _ => (f, node),
+        })
+        .collect()
+}
+
+/// Any layout, a preset or one of [`layouts`].
+fn any_layout() -> impl Strategy<Value = Layout> {
+    prop_oneof![
+        prop::sample::select(
+            Layout::presets()
+                .iter()
+                .map(|p| p.layout)
+                .collect::<Vec<_>>()
+        ),
+        layouts(),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    /// The names decode prints are the names compose takes: an ID's node fields, all at
+    /// once and each way alone (the whole node, the two parts, the machine id), give its
+    /// node back; a field the layout lacks, a part alone and fields that disagree are
+    /// refused by name. Its layout string reads back to the same layout, names included.
+    #[test]
+    fn decoded_node_fields_compose_back(l in any_layout(), raw in any::<u64>(), other in any::<u64>()) {
+        let id = raw & l.max_id();
+        let p = l.decompose(id).unwrap();
+        let fields = decoded_node_fields(&l, p.node);
+        prop_assert_eq!(l.node_from(&fields).unwrap(), Some(p.node));
+        for (f, v) in &fields {
+            if l.node_fields().parts().is_some_and(|(h, lo)| *f == h || *f == lo) {
+                continue;
+            }
+            prop_assert_eq!(l.node_from(&[(*f, *v)]).unwrap(), Some(p.node));
+        }
+        if let Some((h, lo)) = l.node_fields().parts() {
+            let parts: Vec<_> = fields.iter().copied().filter(|(f, _)| *f == h || *f == lo).collect();
+            prop_assert_eq!(parts.len(), 2);
+            prop_assert_eq!(l.node_from(&parts).unwrap(), Some(p.node));
+            prop_assert!(matches!(l.node_from(&parts[..1]), Err(Error::NodePartMissing { .. })), "a part alone");
+        }
+        let node = l.node_from(&fields).unwrap().unwrap();
+        prop_assert_eq!(l.compose(p.ticks, p.sequence, node).unwrap(), id);
+        for f in [Field::Node, Field::Datacenter, Field::Worker, Field::Process, Field::Machine] {
+            if !l.node_fields().contains(f) {
+                let refused = matches!(l.node_from(&[(f, 0)]), Err(Error::NotANodeField { field, .. }) if field == f);
+                prop_assert!(refused, "{} on {}", f, l);
+            }
+        }
+        let another = other & l.max_node();
+        if another != p.node && l.node_fields().machine() {
+            let disagree = l.node_from(&[(Field::Node, p.node), (Field::Machine, another)]);
+            prop_assert!(matches!(disagree, Err(Error::NodeFieldsDisagree { .. })), "{:?}", disagree);
+        }
+        prop_assert_eq!(l.to_string().parse::<Layout>().unwrap(), l);
+    }
 
     #[test]
     fn compose_decompose_round_trip(l in layouts(), a in any::<u64>(), b in any::<u64>(), c in any::<u64>()) {

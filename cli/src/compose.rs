@@ -38,7 +38,7 @@ pub(crate) fn run(a: ComposeArgs) -> CliResult<ExitCode> {
                 field: Field::Ticks,
                 ..
             } => flag,
-            _ => node_flag(Field::Node, &a.node, &layout),
+            _ => node_flag(Field::Node, &a.node),
         };
         CliError::new(Some(flag), e)
     })?;

@@ -33,101 +33,64 @@ pub(crate) fn parse_layout(arg: &LayoutArg) -> CliResult<Layout> {
     Ok(layout)
 }
 
-/// The flag a node field came from; the node's parts by the names decode shows for
-/// `layout` (Discord's high part is its worker).
-pub(crate) fn node_flag(field: Field, args: &NodeArgs, layout: &Layout) -> &'static str {
+/// The flag of a node field: the field's own name, as decode prints it (`--machine` for
+/// Sonyflake's machine id).
+pub(crate) fn field_flag(field: Field) -> &'static str {
     match field {
-        Field::Datacenter | Field::Worker => {
-            let f = flakeid_text::NodeFields::of(layout);
-            let name = if field == Field::Datacenter {
-                f.split_names.0
-            } else {
-                f.split_names.1
-            };
-            part_flag(name)
-        }
-        _ if args.machine_id.is_some() => "--machine-id",
-        _ if args.machine_id_from.is_some() => "--machine-id-from",
+        Field::Datacenter => "--datacenter",
+        Field::Worker => "--worker",
+        Field::Process => "--process",
+        Field::Machine => "--machine",
         _ => "--node",
     }
 }
 
-/// The flag of a node part named as decode names it.
-fn part_flag(name: &str) -> &'static str {
-    match name {
-        "datacenter" => "--datacenter",
-        "process" => "--process",
-        _ => "--worker",
+/// The flag a node error is about: `field`'s where the user gave that flag, else the one
+/// that named the node.
+pub(crate) fn node_flag(field: Field, args: &NodeArgs) -> &'static str {
+    match field {
+        Field::Datacenter | Field::Worker | Field::Process | Field::Machine => field_flag(field),
+        _ if args.machine_id_from.is_some() => "--machine-id-from",
+        _ if args.node.is_none() && args.machine_id.is_some() => "--machine",
+        _ => "--node",
     }
 }
 
-/// The node's two parts, `(high, low)`, from the flags named as decode names them for the
-/// layout (`--datacenter` and `--worker`; Discord's `--worker` and `--process`); `None`
-/// when no part flag was given.
-fn node_parts(layout: &Layout, args: &NodeArgs) -> CliResult<Option<(u64, u64)>> {
-    let given = [
-        ("datacenter", args.datacenter),
-        ("worker", args.worker),
-        ("process", args.process),
-    ];
-    let Some((first, _)) = given.iter().find(|(_, v)| v.is_some()) else {
-        return Ok(None);
-    };
-    let f = flakeid_text::NodeFields::of(layout);
-    if !f.datacenter_worker {
-        let hint = match layout.node_bits() {
-            0 => "the layout has no node field: give no node flags",
-            _ if f.machine => {
-                "the layout does not split its node field: give --machine-id M or --node N"
-            }
-            _ => "the layout does not split its node field: give --node N",
-        };
-        return Err(CliError::new(Some(part_flag(first)), hint));
-    }
-    let (high, low) = f.split_names;
-    if let Some((other, _)) = given
-        .iter()
-        .find(|(n, v)| v.is_some() && *n != high && *n != low)
-    {
-        return Err(CliError::new(
-            Some(part_flag(other)),
-            format!(
-                "this layout's node is {high} and {low}, as decode names them: give {} and {} (or --node N)",
-                part_flag(high),
-                part_flag(low)
-            ),
+/// The node fields of `layout` as flags: `--node N or --datacenter D --worker W`.
+fn flags_of(layout: &Layout) -> String {
+    let fields = layout.node_fields();
+    let mut ways = vec!["--node N".to_string()];
+    if let Some((high, low)) = fields.parts() {
+        let letter = |f: Field| f.name()[..1].to_uppercase();
+        ways.push(format!(
+            "{} {} {} {}",
+            field_flag(high),
+            letter(high),
+            field_flag(low),
+            letter(low)
         ));
     }
-    let value = |name: &str| given.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v);
-    match (value(high), value(low)) {
-        (Some(h), Some(l)) => Ok(Some((h, l))),
-        (h, _) => {
-            let (given, missing) = if h.is_some() {
-                (high, low)
-            } else {
-                (low, high)
-            };
-            Err(CliError::new(
-                Some(part_flag(given)),
-                format!(
-                    "{} needs {}: give both parts of the node (or --node N)",
-                    part_flag(given),
-                    part_flag(missing)
-                ),
-            ))
-        }
+    if fields.machine() {
+        ways.push("--machine M".into());
+    }
+    match ways.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
-/// The node id the flags name, checked against the layout.
+/// The node id the flags name, checked against the layout: the library's one rule for
+/// node fields ([`Layout::node_from`]), so that every field `decode` prints for `layout`
+/// is a flag here, alone or with the others where they agree.
 pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
-    // `--discord-worker` and `--discord-process` are `--datacenter` and `--worker` under
-    // Discord's names: with another layout they would silently mean something else.
+    // `--discord-worker` and `--discord-process` are Discord's names: with another layout
+    // they would silently mean something else.
     let discord_flag = std::env::args()
         .skip(1)
         .find(|a| a.starts_with("--discord-worker") || a.starts_with("--discord-process"));
     if let Some(flag) = discord_flag
-        && *layout != Layout::discord()
+        && layout.node_fields().parts() != Some((Field::Worker, Field::Process))
     {
         let flag: &'static str = if flag.starts_with("--discord-worker") {
             "--discord-worker"
@@ -136,62 +99,81 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
         };
         return Err(CliError::new(
             Some(flag),
-            "Discord's internal worker and process ids belong to the Discord layout: add --layout discord, or give --datacenter D --worker W for a Snowflake layout",
-        ));
-    }
-    let snowflake_order = layout.order() == Order::TimeNodeSequence;
-    if snowflake_order && (args.machine_id.is_some() || args.machine_id_from.is_some()) {
-        let flag = node_flag(Field::Node, args, layout);
-        return Err(CliError::new(
-            Some(flag),
             format!(
-                "{flag} is Sonyflake's machine id, and this layout is Snowflake-ordered \
-                 (time|node|sequence): give {}--node N",
-                if layout.datacenter_bits() > 0 {
-                    "--datacenter D --worker W, or "
-                } else {
-                    ""
-                }
+                "Discord's internal worker and process ids belong to a layout with Discord's parts (--layout discord, or parts=worker-process): this layout's node is {}",
+                flags_of(layout)
             ),
         ));
     }
-    // The flags become the library's builder settings, which resolve and check the id;
-    // here only the errors learn which flag they are about.
+    let given: Vec<(Field, u64)> = [
+        (Field::Node, args.node),
+        (Field::Datacenter, args.datacenter),
+        (Field::Worker, args.worker),
+        (Field::Process, args.process),
+        (Field::Machine, args.machine_id),
+    ]
+    .into_iter()
+    .filter_map(|(f, v)| v.map(|v| (f, v)))
+    .collect();
+    let named = layout.node_from(&given).map_err(|e| match e {
+        Error::NotANodeField { field, .. } => CliError::new(
+            Some(field_flag(field)),
+            format!(
+                "this layout has no {field} field (its decoded IDs show {}): give {}",
+                layout.node_fields(),
+                flags_of(layout)
+            ),
+        ),
+        Error::NodePartMissing { given, missing } => CliError::new(
+            Some(field_flag(given)),
+            format!(
+                "{} needs {}: give both parts of the node (or --node N)",
+                field_flag(given),
+                field_flag(missing)
+            ),
+        ),
+        Error::NodeFieldsDisagree { first, second } => CliError::new(
+            Some(field_flag(second)),
+            format!(
+                "{} and {} name different node ids: give one of them, or values that agree (as decode prints them)",
+                field_flag(first),
+                field_flag(second)
+            ),
+        ),
+        Error::OutOfRange { field, value, max } => CliError::new(
+            Some(node_flag(field, args)),
+            format!("{field} {value} out of range 0..={max}"),
+        ),
+        e => CliError::new(Some(node_flag(Field::Node, args)), e),
+    })?;
+    if let Some(node) = named {
+        return Ok(node);
+    }
+    let snowflake_order = layout.order() == Order::TimeNodeSequence;
+    if args.machine_id_from.is_some() && snowflake_order {
+        return Err(CliError::new(
+            Some("--machine-id-from"),
+            format!(
+                "--machine-id-from derives Sonyflake's machine id, and this layout is Snowflake-ordered (time|node|sequence): give {}",
+                flags_of(layout)
+            ),
+        ));
+    }
+    // The library's builder resolves what is left: a machine id from the host, or none.
     let mut b = GeneratorBuilder::with_clock(*layout, SystemClock);
-    if let Some(n) = args.node.or(args.machine_id) {
-        b = b.node(n);
-    } else if let Some((high, low)) = node_parts(layout, args)? {
-        b = b.datacenter(high).worker(low);
-    } else if let Some(MachineIdSource::PrivateIp) = args.machine_id_from {
+    if let Some(MachineIdSource::PrivateIp) = args.machine_id_from {
         b = b.machine_id_from_private_ip();
     }
     b.node_id().map_err(|e| match e {
-        Error::OutOfRange {
-            field: field @ (Field::Datacenter | Field::Worker),
-            value,
-            max,
-        } => {
-            // Said by the names decode shows (Discord's high part is its worker).
-            let flag = node_flag(field, args, layout);
-            CliError::new(
-                Some(flag),
-                format!("{} {value} out of range 0..={max}", &flag[2..]),
-            )
-        }
-        Error::OutOfRange { field, .. } => CliError::new(Some(node_flag(field, args, layout)), e),
         Error::NoPrivateIp => CliError::new(
             Some("--machine-id-from"),
-            format!("{e}: give the machine id with --machine-id M (or --node N)"),
+            format!("{e}: give the machine id with --machine M (or --node N)"),
         ),
         Error::NodeMissing => {
-            let (high, low) = flakeid_text::NodeFields::of(layout).split_names;
-            let parts = format!("{} and {}, or --node N", part_flag(high), part_flag(low));
-            let hint = if layout.datacenter_bits() > 0 {
-                parts.as_str()
-            } else if !snowflake_order {
-                "--machine-id M, --machine-id-from private-ip, or --node N"
+            let hint = if snowflake_order {
+                flags_of(layout)
             } else {
-                "--node N"
+                format!("{}, --machine-id-from private-ip", flags_of(layout))
             };
             CliError::new(
                 None,
@@ -201,7 +183,7 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
                 ),
             )
         }
-        e => CliError::new(Some(node_flag(Field::Node, args, layout)), e),
+        e => CliError::new(Some(node_flag(Field::Node, args)), e),
     })
 }
 

@@ -254,7 +254,7 @@ pub(crate) fn refuse_node_flags(node: &NodeArgs) -> CliResult {
     } else if node.process.is_some() {
         Some("--process")
     } else if node.machine_id.is_some() {
-        Some("--machine-id")
+        Some("--machine")
     } else if node.machine_id_from.is_some() {
         Some("--machine-id-from")
     } else {

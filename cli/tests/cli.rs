@@ -365,9 +365,9 @@ fn bad_input_is_a_message_and_a_nonzero_status() {
         "--worker",
     );
     fails(
-        &["gen", "--layout", "sonyflake", "--machine-id", "65536"],
+        &["gen", "--layout", "sonyflake", "--machine", "65536"],
         None,
-        "--machine-id",
+        "--machine: machine 65536 out of range 0..=65535",
     );
     fails(&["gen"], None, "give a node id");
     fails(
@@ -624,9 +624,9 @@ fn errors_say_what_to_do() {
             "2",
         ],
         None,
-        "give --machine-id M or --node N",
+        "give --node N or --machine M",
     );
-    fails(&["gen", "--machine-id", "5"], None, "Snowflake-ordered");
+    fails(&["gen", "--machine-id", "5"], None, "no machine field");
     fails(&["compose", "--node", "1"], None, "--ticks");
     fails(
         &[
@@ -1168,9 +1168,10 @@ fn decode_reads_a_signed_id_as_its_bits() {
 }
 
 /// Every layout's decoded field names are the flags compose takes, with the same meaning:
-/// an ID decoded and composed again from its fields (the node by its named parts where the
-/// layout has them) is the same ID, for every preset and for custom layouts of both orders,
-/// with and without a split node, at the extremes and at random.
+/// an ID decoded and composed again from its fields (all the node fields decode printed at
+/// once, and each way alone: node, the named parts, machine) is the same ID, for every
+/// preset and for custom layouts of both orders, with and without a split node, Discord's
+/// parts on a custom layout, at the extremes and at random.
 #[test]
 fn decode_then_compose_gives_the_same_id_for_every_layout() {
     let mut layouts: Vec<String> = flakeid::Layout::presets()
@@ -1183,6 +1184,8 @@ fn decode_then_compose_gives_the_same_id_for_every_layout() {
             "time=41,seq=12,node=10,dc=3,epoch=2024-01-01T00:00:00Z",
             "time=39,seq=8,node=16,order=tsn,unit=10ms",
             "time=40,seq=10,node=14,dc=7,order=tsn",
+            "time=42,seq=12,node=10,dc=5,epoch=2015-01-01T00:00:00Z",
+            "time=40,seq=9,node=14,dc=6,parts=worker-process,order=tsn",
         ]
         .map(String::from),
     );
@@ -1201,7 +1204,7 @@ fn decode_then_compose_gives_the_same_id_for_every_layout() {
         assert!(out.status.success(), "{name}: {out:?}");
         let decoded = String::from_utf8(out.stdout).unwrap();
         for (line, id) in decoded.lines().zip(&ids) {
-            let mut args = vec![
+            let args = vec![
                 "compose".to_string(),
                 "--layout".into(),
                 name.clone(),
@@ -1210,33 +1213,42 @@ fn decode_then_compose_gives_the_same_id_for_every_layout() {
                 "--sequence".into(),
                 json_value(line, "sequence").into(),
             ];
-            let parts: Vec<(&str, &str)> = [
+            // Every node field decode printed, all at once (they agree), then each of
+            // them alone: the whole node, the two parts, the machine id.
+            let printed: Vec<(&str, &str)> = [
+                ("node", "--node"),
                 ("datacenter", "--datacenter"),
                 ("worker", "--worker"),
                 ("process", "--process"),
-                ("machine", "--machine-id"),
+                ("machine", "--machine"),
             ]
             .into_iter()
             .filter(|(key, _)| line.contains(&format!("\"{key}\":")))
             .collect();
-            // A split node of a Sonyflake-ordered layout is also its machine id: compose
-            // takes one or the other.
-            let parts: Vec<_> = match parts.len() {
-                3 => parts[..2].to_vec(),
-                _ => parts,
-            };
-            if parts.is_empty() && layout.node_bits() > 0 {
-                args.extend(["--node".into(), json_value(line, "node").into()]);
-            }
-            for (key, flag) in parts {
-                args.extend([flag.into(), json_value(line, key).into()]);
-            }
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            assert_eq!(
-                ok(&args).trim(),
-                id.to_string(),
-                "{name}: {line} -> {args:?}"
+            let split: Vec<_> = printed
+                .iter()
+                .copied()
+                .filter(|(key, _)| !matches!(*key, "node" | "machine"))
+                .collect();
+            let mut ways = vec![printed.clone(), split];
+            ways.extend(
+                printed
+                    .iter()
+                    .filter(|(key, _)| matches!(*key, "node" | "machine"))
+                    .map(|way| vec![*way]),
             );
+            for way in ways.into_iter().filter(|w| !w.is_empty()) {
+                let mut args = args.clone();
+                for (key, flag) in &way {
+                    args.extend([flag.to_string(), json_value(line, key).into()]);
+                }
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                assert_eq!(
+                    ok(&args).trim(),
+                    id.to_string(),
+                    "{name}: {line} -> {args:?}"
+                );
+            }
         }
         assert_eq!(decoded.lines().count(), ids.len(), "{name}: {decoded}");
     }

@@ -61,8 +61,8 @@ fn discord_documentation_example() {
         sequence: 7,
         node: 1 << 5,
     });
-    // Discord's worker/process are flakeid's datacenter/worker, and the tool's output
-    // names them as Discord does.
+    // Discord's layout names the node's high part worker and its low part process, and
+    // the tool's output names them so.
     assert_eq!(l.split_node(1 << 5), (1, 0));
     let rec = cli_decode("discord", 175928847299117063);
     assert_eq!(

@@ -28,7 +28,7 @@ import time
 import numpy as np
 import pandas as pd
 
-import flakeid
+import flakeid_rs
 
 
 def best(f, runs=5):
@@ -68,7 +68,7 @@ def machine():
 
 
 def decode_columns(n):
-    twitter = flakeid.Layout.snowflake()
+    twitter = flakeid_rs.Layout.snowflake()
     rng = np.random.default_rng(1)
     ids = rng.integers(0, twitter.max_id, size=n, dtype=np.uint64, endpoint=True)
     ours = twitter.decode(ids)
@@ -81,8 +81,8 @@ def decode_columns(n):
 
 
 def csv_path(tool):
-    twitter = flakeid.Layout.snowflake()
-    g = flakeid.Generator(twitter, node=5)
+    twitter = flakeid_rs.Layout.snowflake()
+    g = flakeid_rs.Generator(twitter, node=5)
     ids = g.next_ids(1_000_000)
     table = pd.DataFrame({"user": np.arange(len(ids)) % 977, "id": ids})
     text = table.to_csv(index=False)
@@ -134,8 +134,8 @@ def minting():
         print(f"mint 1M: {name}: {t:.3f} s, {rate / 1e6:.2f} M IDs/s{cap}")
         return rate
 
-    twitter = flakeid.Layout.snowflake()
-    g = flakeid.Generator(twitter, node=5)
+    twitter = flakeid_rs.Layout.snowflake()
+    g = flakeid_rs.Generator(twitter, node=5)
     limit = twitter.ids_per_second_per_node
     report("flakeid Twitter next_id() loop", best(loop(g.next_id), 3), limit)
     report("flakeid Twitter next_ids(1M)", best(lambda: g.next_ids(n), 3), limit)
@@ -154,8 +154,8 @@ def minting():
         peers.append(report("snowflake-id Twitter next() loop", best(loop(lambda: next(sg)), 3), limit))
     except ImportError:
         pass
-    wide = flakeid.Layout("time=41,seq=20,node=2")
-    w = flakeid.Generator(wide, node=1)
+    wide = flakeid_rs.Layout("time=41,seq=20,node=2")
+    w = flakeid_rs.Generator(wide, node=1)
     ours_loop = report("flakeid seq=20 next_id() loop (call cost)", best(loop(w.next_id), 5))
     ours_batch = report("flakeid seq=20 next_ids(1M) (call cost)", best(lambda: w.next_ids(n), 5))
     try:
@@ -173,7 +173,7 @@ def minting():
 
 
 def served(http, grpc_target):
-    g = flakeid.Generator(flakeid.Layout.snowflake(), node=5)
+    g = flakeid_rs.Generator(flakeid_rs.Layout.snowflake(), node=5)
     n = 1000
     inproc = best(lambda: [g.next_id() for _ in range(n)], 3)
     print(f"1,000 single IDs: in process {inproc * 1e3:.2f} ms", end="")
@@ -219,7 +219,7 @@ def main():
     p.add_argument("--serve")
     p.add_argument("--grpc")
     a = p.parse_args()
-    print(f"machine: {machine()}; flakeid {flakeid.__version__}")
+    print(f"machine: {machine()}; flakeid {flakeid_rs.__version__}")
     decode_columns(a.ids)
     csv_path(a.tool)
     minting()

@@ -1,5 +1,5 @@
-//! `flakeid.ClaimedGenerator` (`flakeid.claim`): minting on a node id claimed from a
-//! store and fenced, released with the object, at fork and at exit; and `flakeid.claims`,
+//! `flakeid_rs.ClaimedGenerator` (`flakeid_rs.claim`): minting on a node id claimed from a
+//! store and fenced, released with the object, at fork and at exit; and `flakeid_rs.claims`,
 //! what a store holds. Stores are opened through `flakeid_stores::open`.
 
 use std::sync::Arc;
@@ -18,13 +18,13 @@ use crate::layout::PyLayout;
 
 use crate::mint::{Born, MintCalls, seconds};
 
-/// A generator on a node id claimed from a store and fenced (see `flakeid.claim`): it
+/// A generator on a node id claimed from a store and fenced (see `flakeid_rs.claim`): it
 /// mints only inside the window the store accepted, renewed in the background; released
 /// by `release()`, at the end of a `with` block, when it is collected, and at exit.
 #[pyclass(
     frozen,
     subclass,
-    module = "flakeid._native",
+    module = "flakeid_rs._native",
     name = "ClaimedGenerator"
 )]
 pub(crate) struct PyClaimed {

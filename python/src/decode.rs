@@ -1,4 +1,4 @@
-//! Batch decoding for `flakeid.Layout`: IDs (numpy arrays, Arrow arrays, chunk after
+//! Batch decoding for `flakeid_rs.Layout`: IDs (numpy arrays, Arrow arrays, chunk after
 //! chunk, each read in place) into columns by the core's SIMD decoder with the GIL
 //! released; a misfit is a `LayoutError` naming its index in the whole column.
 

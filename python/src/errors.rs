@@ -1,4 +1,4 @@
-//! The library's errors as the package's Python exceptions (`flakeid/_errors.py`):
+//! The library's errors as the package's Python exceptions (`flakeid_rs/_errors.py`):
 //! `LayoutError` (a layout, a value or an ID that does not fit), `MintError` (with
 //! `retry_after`, seconds or `None`), `ClaimError` (with `kind`), `ForkError`.
 
@@ -9,14 +9,14 @@ use pyo3::types::PyType;
 use flakeid::MintError;
 use flakeid::claim::{ClaimError, ClaimErrorKind};
 
-/// An exception class of `flakeid._errors`, looked up once.
+/// An exception class of `flakeid_rs._errors`, looked up once.
 fn class<'py>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Py<PyType>>,
     name: &str,
 ) -> PyResult<Bound<'py, PyType>> {
     cell.get_or_try_init(py, || {
-        let module = py.import("flakeid._errors")?;
+        let module = py.import("flakeid_rs._errors")?;
         Ok::<_, PyErr>(module.getattr(name)?.cast_into::<PyType>()?.unbind())
     })
     .map(|c| c.bind(py).clone())
@@ -122,7 +122,7 @@ pub(crate) fn released_error(py: Python<'_>, node: u64) -> PyErr {
         &CLAIM,
         "ClaimError",
         format!(
-            "the claim on node {node} was released: nothing is minted on it any more; claim again with flakeid.claim"
+            "the claim on node {node} was released: nothing is minted on it any more; claim again with flakeid_rs.claim"
         ),
         &[("kind", kind)],
     )

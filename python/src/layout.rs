@@ -1,4 +1,4 @@
-//! `flakeid.Layout`: a bit layout (every preset and custom layout string the tool
+//! `flakeid_rs.Layout`: a bit layout (every preset and custom layout string the tool
 //! accepts), its facts, `compose` / `decompose` / `time_of`, and batch decoding into numpy
 //! columns (`decode`) or an Arrow record batch (`decode_arrow`) through `decode.rs`.
 
@@ -21,7 +21,7 @@ use crate::values::{
 /// A bit layout of 64-bit IDs: how time, sequence and node share the bits, the length of a
 /// tick, the epoch. `Layout("snowflake")`, `Layout("seq=12,node=10,epoch=2024-01-01T00:00:00Z")`
 /// or a preset's method (`Layout.discord()`).
-#[pyclass(frozen, module = "flakeid._native", name = "Layout")]
+#[pyclass(frozen, module = "flakeid_rs._native", name = "Layout")]
 pub(crate) struct PyLayout {
     pub(crate) layout: Layout,
     decoder: OnceLock<Decoder>,

@@ -1,6 +1,6 @@
-//! `flakeid._native`: the extension module of the `flakeid` Python package (PyO3). The
-//! package (`flakeid/__init__.py`) re-exports it with the exception classes, the asyncio
-//! helpers, the fork hook and the release at exit; `flakeid/_native.pyi` types it.
+//! `flakeid_rs._native`: the extension module of the `flakeid` Python package (PyO3). The
+//! package (`flakeid_rs/__init__.py`) re-exports it with the exception classes, the asyncio
+//! helpers, the fork hook and the release at exit; `flakeid_rs/_native.pyi` types it.
 
 mod claimed;
 mod columns;

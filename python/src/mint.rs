@@ -1,4 +1,4 @@
-//! `flakeid.Generator` (node ids given), and what it shares with `ClaimedGenerator`
+//! `flakeid_rs.Generator` (node ids given), and what it shares with `ClaimedGenerator`
 //! (`claimed.rs`): `next_id`, `try_next_id`, `next_ids(n)` into numpy; the GIL released
 //! whenever a call waits (the next tick, a renewal at a fence, the store). Both refuse to
 //! mint in a process forked after they were made (`ForkError`).
@@ -168,8 +168,8 @@ impl<'py, C: flakeid::Clock + Sync, T: flakeid::generator::TickGate + Sync>
 /// A generator on a node id given: `Generator(layout, node=3)` or
 /// `Generator(layout, datacenter=1, worker=7)`. Safe to share between threads; each ID is
 /// unique and larger than the one before. Give each process its own node id (or use
-/// `flakeid.claim`).
-#[pyclass(frozen, subclass, module = "flakeid._native", name = "Generator")]
+/// `flakeid_rs.claim`).
+#[pyclass(frozen, subclass, module = "flakeid_rs._native", name = "Generator")]
 pub(crate) struct PyGenerator {
     // Boxed: the generator's state is aligned to a cache line, which a Python object's
     // memory is not.
@@ -206,15 +206,11 @@ impl PyGenerator {
             Some(n) => b.node(n),
             None if layout.node_bits() == 0 => b,
             None => {
-                let (high, low) = flakeid_text::NodeFields::of(&layout).split_names;
-                let parts = match layout.datacenter_bits() {
-                    0 => String::new(),
-                    _ => format!(", or {high}= and {low}= together"),
-                };
                 return Err(layout_error(
                     py,
                     format!(
-                        "give node=N{parts} (each process its own: two generators on one node id mint the same IDs), or use flakeid.claim(url) to have a store hand them out"
+                        "give {} (each process its own: two generators on one node id mint the same IDs), or use flakeid_rs.claim(url) to have a store hand them out",
+                        crate::values::accepted(&layout)
                     ),
                 ));
             }

@@ -3,6 +3,7 @@
 //! range, the node by the names decode shows, and one ID.
 
 use flakeid::Layout;
+use flakeid::error::Field;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyDict;
@@ -142,7 +143,9 @@ pub(crate) fn uint(
 
 /// The node the keywords give, by the names decode shows for `layout` (`node`; the split
 /// parts `datacenter`/`worker`, Discord's `worker`/`process`; Sonyflake's `machine`), or
-/// `None` when none was given. A name the layout does not have, or half of a pair, is a
+/// `None` when none was given: the library's one rule ([`Layout::node_from`]), so every
+/// field `decompose` returns is a keyword here, alone or with the others where they
+/// agree. A name the layout does not have, half of a pair or fields that disagree are a
 /// `LayoutError` naming what to give.
 pub(crate) fn node_of_names(
     py: Python<'_>,
@@ -150,58 +153,59 @@ pub(crate) fn node_of_names(
     node: Option<&Bound<'_, PyAny>>,
     named: [(&str, Option<&Bound<'_, PyAny>>); 4],
 ) -> PyResult<Option<u64>> {
-    let fields = flakeid_text::NodeFields::of(layout);
-    let (high, low) = fields.split_names;
-    let given: Vec<(&str, &Bound<'_, PyAny>)> = named
-        .iter()
-        .filter_map(|(n, v)| v.map(|v| (*n, v)))
-        .collect();
-    let accepted = if fields.datacenter_worker {
-        format!("node=, or {high}= and {low}= together")
-    } else if fields.machine && layout.node_bits() > 0 {
-        "node= or machine=".to_string()
-    } else if layout.node_bits() > 0 {
-        "node=".to_string()
-    } else {
-        "no node: the layout has none".to_string()
+    let field = |name: &str| match name {
+        "datacenter" => Field::Datacenter,
+        "worker" => Field::Worker,
+        "process" => Field::Process,
+        _ => Field::Machine,
     };
-    if let Some(node) = node {
-        if let Some((name, _)) = given.first() {
-            return Err(layout_error(
-                py,
-                format!("node= and {name}= are the same thing: give {accepted}"),
-            ));
-        }
-        return uint(py, "node", node, layout.max_node()).map(Some);
+    let fields = layout.node_fields();
+    let mut given = Vec::with_capacity(5);
+    for (name, f, value) in std::iter::once(("node", Field::Node, node))
+        .chain(named.iter().map(|(n, v)| (*n, field(n), *v)))
+    {
+        let Some(value) = value else { continue };
+        // The widest a field can be: the node's own range (a part's range is checked by
+        // the rule, which names the part).
+        given.push((f, uint(py, name, value, u64::MAX)?));
     }
-    let value = |name: &str| given.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
-    if let Some((name, _)) = given.iter().find(|(n, _)| {
-        !(fields.datacenter_worker && (*n == high || *n == low)
-            || fields.machine && *n == "machine")
-    }) {
-        return Err(layout_error(
+    let accepted = accepted(layout);
+    layout.node_from(&given).map_err(|e| match e {
+        flakeid::Error::NotANodeField { field, .. } => layout_error(
             py,
-            format!("this layout has no {name} field: give {accepted}"),
-        ));
+            format!("this layout has no {field} field (its decoded IDs show {fields}): give {accepted}"),
+        ),
+        flakeid::Error::NodePartMissing { given, missing } => layout_error(
+            py,
+            format!("{given}= needs {missing}=: give both parts of the node, or {accepted}"),
+        ),
+        flakeid::Error::NodeFieldsDisagree { first, second } => layout_error(
+            py,
+            format!("{first}= and {second}= name different node ids: give one of them, or values that agree (as decompose returns them)"),
+        ),
+        flakeid::Error::OutOfRange { field, value, max } => layout_error(
+            py,
+            format!("{field}={value} is not in range: give an int from 0 to {max}"),
+        ),
+        e => error(py, e),
+    })
+}
+
+/// The keywords that name a node of `layout`, for messages: `node=`, `datacenter= and
+/// worker= together`, `machine=`.
+pub(crate) fn accepted(layout: &Layout) -> String {
+    let fields = layout.node_fields();
+    if layout.node_bits() == 0 {
+        return "no node: the layout has none".to_string();
     }
-    if let Some(m) = value("machine") {
-        if given.len() > 1 {
-            return Err(layout_error(
-                py,
-                format!("machine= is the whole node: give {accepted}"),
-            ));
-        }
-        return uint(py, "machine", m, layout.max_node()).map(Some);
+    let mut ways = vec!["node=".to_string()];
+    if let Some((high, low)) = fields.parts() {
+        ways.push(format!("{high}= and {low}= together"));
     }
-    match (value(high), value(low)) {
-        (None, None) => Ok(None),
-        (Some(h), Some(l)) => {
-            let h = uint(py, high, h, (1u64 << layout.datacenter_bits()) - 1)?;
-            let l = uint(py, low, l, (1u64 << layout.worker_bits()) - 1)?;
-            layout.node_of(h, l).map(Some).map_err(|e| error(py, e))
-        }
-        _ => Err(layout_error(py, format!("give {accepted}"))),
+    if fields.machine() {
+        ways.push("machine=".into());
     }
+    ways.join(", or ")
 }
 
 /// An ID given as a Python int: `0..2**64`, or a negative one as its 64 bits (a signed

@@ -15,43 +15,43 @@ import time
 import numpy as np
 import pytest
 
-import flakeid
+import flakeid_rs
 
-TWITTER = flakeid.Layout.snowflake()
+TWITTER = flakeid_rs.Layout.snowflake()
 
 
 def test_a_claim_on_files_is_fenced_released_and_listed():
     store = "file:" + tempfile.mkdtemp()
-    with flakeid.claim(store, namespace="orders", nodes=(4, 6), window=2.0) as g:
+    with flakeid_rs.claim(store, namespace="orders", nodes=(4, 6), window=2.0) as g:
         assert g.node == 4
         ids = g.next_ids(10_000)
         status = g.status()
         assert status["state"] == "active" and status["fenced"] and status["fence_left"] > 0
-        second = flakeid.claim(store, namespace="orders", nodes=(4, 6), window=2.0)
+        second = flakeid_rs.claim(store, namespace="orders", nodes=(4, 6), window=2.0)
         assert second.node == 5
-        with pytest.raises(flakeid.ClaimError) as e:
-            flakeid.claim(store, namespace="orders", nodes=(4, 6), pool_wait=0.0)
+        with pytest.raises(flakeid_rs.ClaimError) as e:
+            flakeid_rs.claim(store, namespace="orders", nodes=(4, 6), pool_wait=0.0)
         assert e.value.kind == "busy"
         second.release()
     assert g.released
-    with pytest.raises(flakeid.ClaimError) as e:
+    with pytest.raises(flakeid_rs.ClaimError) as e:
         g.next_id()
     assert e.value.kind == "released"
-    listed = {n["node"]: n for n in flakeid.claims(store, "orders")}
+    listed = {n["node"]: n for n in flakeid_rs.claims(store, "orders")}
     assert listed[4]["state"] == "released"
     # The reservation is cut to what was minted: the next holder starts at once, above.
-    with flakeid.claim(store, namespace="orders", nodes=(4, 5)) as again:
+    with flakeid_rs.claim(store, namespace="orders", nodes=(4, 5)) as again:
         assert again.next_id() > ids[-1]
-    assert [n["namespace"] for n in flakeid.claims(store)] == ["orders"]
-    with pytest.raises(flakeid.ClaimError) as e:
-        flakeid.claim(store, namespace="orders", layout=flakeid.Layout.sonyflake())
+    assert [n["namespace"] for n in flakeid_rs.claims(store)] == ["orders"]
+    with pytest.raises(flakeid_rs.ClaimError) as e:
+        flakeid_rs.claim(store, namespace="orders", layout=flakeid_rs.Layout.sonyflake())
     assert e.value.kind == "settings" and "layout" in str(e.value)
 
 
 MINTER = textwrap.dedent(
     """
-    import sys, flakeid
-    g = flakeid.claim(sys.argv[1], namespace="procs", nodes=(0, 2), window=1.0, pool_wait=30.0)
+    import sys, flakeid_rs
+    g = flakeid_rs.claim(sys.argv[1], namespace="procs", nodes=(0, 2), window=1.0, pool_wait=30.0)
     print("node", g.node, flush=True)
     while True:
         print(*g.next_ids(50).tolist(), sep="\\n", flush=True)
@@ -107,7 +107,7 @@ def _claimed_child(g, store, q):
     try:
         g.next_id()
         q.put("minted")
-    except flakeid.ForkError:
+    except flakeid_rs.ForkError:
         q.put("refused")
     g.release()  # the parent's claim: the child lets it be
 
@@ -115,7 +115,7 @@ def _claimed_child(g, store, q):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_claim_carried_across_a_fork_is_the_parents_alone():
     store = "file:" + tempfile.mkdtemp()
-    g = flakeid.claim(store, namespace="fork", nodes=(0, 1))
+    g = flakeid_rs.claim(store, namespace="fork", nodes=(0, 1))
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()
     p = ctx.Process(target=_claimed_child, args=(g, store, q))
@@ -123,21 +123,21 @@ def test_a_claim_carried_across_a_fork_is_the_parents_alone():
     assert q.get(timeout=30) == "refused"
     p.join(30)
     assert p.exitcode == 0
-    (held,) = flakeid.claims(store, "fork")
+    (held,) = flakeid_rs.claims(store, "fork")
     assert held["state"] == "held", "the child released the parent's claim"
     assert g.next_id() > 0 and g.status()["state"] == "active"
     g.release()
 
 
 def _on_a_coordinator(url):
-    with flakeid.claim(url, namespace="py", nodes=(0, 4), window=3.0, ttl=4.0) as g:
+    with flakeid_rs.claim(url, namespace="py", nodes=(0, 4), window=3.0, ttl=4.0) as g:
         a = g.next_ids(1000)
         assert g.status()["state"] == "active"
-        other = flakeid.claim(url, namespace="py", nodes=(0, 4), window=3.0, ttl=4.0)
+        other = flakeid_rs.claim(url, namespace="py", nodes=(0, 4), window=3.0, ttl=4.0)
         assert other.node != g.node
         assert len(np.intersect1d(a, other.next_ids(1000))) == 0
         other.release()
-    listed = flakeid.claims(url, "py")
+    listed = flakeid_rs.claims(url, "py")
     assert {n["node"] for n in listed} >= {g.node}
     assert all(n["state"] != "held" for n in listed)
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-import flakeid
+import flakeid_rs
 
 INTS = [-(2**70), -(2**63) - 1, -(2**63), -1, 0, 1, 2**31 - 1, 2**32, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**70]
 FLOATS = [-math.inf, -1e300, -1.0, -0.0, 0.0, 1e-12, 1e9, 1e300, math.inf, math.nan]
@@ -24,7 +24,7 @@ def survives(call, *args, **kwargs):
 
 
 def test_a_count_too_large_is_a_value_error_naming_the_limit():
-    g = flakeid.Generator(flakeid.Layout.snowflake(), node=1)
+    g = flakeid_rs.Generator(flakeid_rs.Layout.snowflake(), node=1)
     for n in (2**62, 2**28 + 1, 2**32, -1, 2**64):
         with pytest.raises(ValueError, match=r"2\*\*28"):
             g.next_ids(n)
@@ -33,9 +33,9 @@ def test_a_count_too_large_is_a_value_error_naming_the_limit():
     assert len(g.next_ids(0)) == 0 and len(g.next_ids(3)) == 3
 
 
-@pytest.mark.parametrize("name", flakeid.Layout.presets() + ["time=20,seq=34,node=10,dc=5", "time=44,seq=0,node=0,unit=1s"])
+@pytest.mark.parametrize("name", flakeid_rs.Layout.presets() + ["time=20,seq=34,node=10,dc=5", "time=44,seq=0,node=0,unit=1s"])
 def test_layout_calls_survive_their_extremes(name):
-    layout = flakeid.Layout(name)
+    layout = flakeid_rs.Layout(name)
     values = INTS + OTHERS + FLOATS
     for v in values:
         survives(layout.decompose, v)
@@ -61,23 +61,23 @@ def test_layout_calls_survive_their_extremes(name):
 
 
 def test_generator_and_claim_arguments_survive_their_extremes():
-    layout = flakeid.Layout.snowflake()
+    layout = flakeid_rs.Layout.snowflake()
     for v in INTS + OTHERS:
-        survives(flakeid.Generator, layout, node=v)
-        survives(flakeid.Generator, layout, datacenter=v, worker=1)
-        survives(flakeid.Generator, layout, datacenter=1, worker=v)
-        survives(flakeid.Generator, flakeid.Layout.discord(), worker=1, process=v)
-        g = flakeid.Generator(layout, node=1, max_wait=0.01)
+        survives(flakeid_rs.Generator, layout, node=v)
+        survives(flakeid_rs.Generator, layout, datacenter=v, worker=1)
+        survives(flakeid_rs.Generator, layout, datacenter=1, worker=v)
+        survives(flakeid_rs.Generator, flakeid_rs.Layout.discord(), worker=1, process=v)
+        g = flakeid_rs.Generator(layout, node=1, max_wait=0.01)
         survives(g.next_ids, v)
         survives(g.try_next_ids, v)
-        survives(flakeid.claims, "memory:", v)
+        survives(flakeid_rs.claims, "memory:", v)
     for v in FLOATS + OTHERS:
-        survives(flakeid.Generator, layout, node=1, max_wait=v)
+        survives(flakeid_rs.Generator, layout, node=1, max_wait=v)
     for url in ("memory:", "static:5", "static:" + str(2**70), "file:", "etdc://", "", "\0", "memory:?x=1"):
-        survives(flakeid.claims, url)
-        survives(lambda u: flakeid.claim(u).release(), url)
+        survives(flakeid_rs.claims, url)
+        survives(lambda u: flakeid_rs.claim(u).release(), url)
     for nodes in [(0, 0), (5, 2), (-1, 3), (0, 2**70), (2**64 - 1, 2**64 - 1), (1,), "x"]:
-        survives(lambda n: flakeid.claim("memory:", nodes=n).release(), nodes)
+        survives(lambda n: flakeid_rs.claim("memory:", nodes=n).release(), nodes)
     for key in ("window", "ttl", "pool_wait", "max_wait"):
         for v in FLOATS + [None, "x"]:
-            survives(lambda k, x: flakeid.claim("memory:", **{k: x}).release(), key, v)
+            survives(lambda k, x: flakeid_rs.claim("memory:", **{k: x}).release(), key, v)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import flakeid
+import flakeid_rs
 
 UTC = datetime.timezone.utc
 CUSTOM = [
@@ -18,8 +18,12 @@ CUSTOM = [
     "time=39,seq=8,node=16,order=tsn,unit=10ms",
     "time=40,seq=10,node=14,dc=7,order=tsn",
     "time=30,seq=30,node=4,unit=1s",
+    # Discord's bits without its names: Snowflake's datacenter and worker.
+    "time=42,seq=12,node=10,dc=5,epoch=2015-01-01T00:00:00Z",
+    # Discord's names on a custom layout that also calls its whole node machine.
+    "time=40,seq=9,node=14,dc=6,parts=worker-process,order=tsn",
 ]
-LAYOUTS = flakeid.Layout.presets() + CUSTOM
+LAYOUTS = flakeid_rs.Layout.presets() + CUSTOM
 
 
 def sample(layout, n=200, seed=11):
@@ -28,58 +32,71 @@ def sample(layout, n=200, seed=11):
     return np.concatenate([ids, np.array([0, layout.max_id], dtype=np.uint64)])
 
 
-def compose_from(layout, fields):
-    """compose with the node given by the names decompose gave it."""
-    names = layout.node_fields
-    parts = [n for n in names if n != "machine"] or list(names)
-    kwargs = {n: fields[n] for n in parts}
-    if not names and layout.node_bits:
-        kwargs = {"node": fields["node"]}
-    return layout.compose(fields["ticks"], sequence=fields["sequence"], **kwargs)
+def compose_ways(layout, fields):
+    """The ID composed back from the node fields decompose gave, every way: all of them at
+    once (they agree), then each alone (node, the two parts, machine)."""
+    names = list(layout.node_fields)
+    parts = [n for n in names if n != "machine"]
+    ways = [["node", *names], ["node"]]
+    if parts:
+        ways.append(parts)
+    if "machine" in names:
+        ways.append(["machine"])
+    return [
+        layout.compose(fields["ticks"], sequence=fields["sequence"], **{n: fields[n] for n in way})
+        for way in ways
+    ]
 
 
 @pytest.mark.parametrize("name", LAYOUTS)
 def test_decompose_then_compose_gives_the_same_id(name):
-    layout = flakeid.Layout(name)
+    layout = flakeid_rs.Layout(name)
     for id in sample(layout):
         fields = layout.decompose(int(id))
-        assert compose_from(layout, fields) == int(id), (name, fields)
+        assert set(compose_ways(layout, fields)) == {int(id)}, (name, fields)
 
 
 @pytest.mark.parametrize("name", LAYOUTS)
 def test_decode_then_compose_gives_the_same_id(name):
-    layout = flakeid.Layout(name)
+    layout = flakeid_rs.Layout(name)
     ids = sample(layout, n=50, seed=3)
     cols = layout.decode(ids)
     for i, id in enumerate(ids):
         fields = {k: int(v[i]) for k, v in cols.items() if k != "time"}
-        assert compose_from(layout, fields) == int(id), (name, fields)
+        assert set(compose_ways(layout, fields)) == {int(id)}, (name, fields)
     assert set(layout.node_fields) <= set(cols)
 
 
 def test_discord_names_are_discords_own():
-    discord = flakeid.Layout.discord()
+    discord = flakeid_rs.Layout.discord()
     # Discord's documented example: worker 1, process 0, increment 7.
     t = datetime.datetime(2016, 4, 30, 11, 18, 25, 796000, tzinfo=UTC)
     assert discord.compose(time=t, sequence=7, worker=1, process=0) == 175928847299117063
     d = discord.decompose(175928847299117063)
     assert (d["worker"], d["process"], d["sequence"]) == (1, 0, 7)
-    g = flakeid.Generator(discord, worker=3, process=4)
+    g = flakeid_rs.Generator(discord, worker=3, process=4)
     assert discord.decompose(g.next_id())["worker"] == 3
-    with pytest.raises(flakeid.LayoutError, match="no datacenter field"):
+    with pytest.raises(flakeid_rs.LayoutError, match="no datacenter field"):
         discord.compose(0, datacenter=1, worker=0)
-    with pytest.raises(flakeid.LayoutError, match="worker= and process="):
+    with pytest.raises(flakeid_rs.LayoutError, match="worker= and process="):
         discord.compose(0, worker=1)
-    with pytest.raises(flakeid.LayoutError, match="no process field"):
-        flakeid.Layout.snowflake().compose(0, worker=1, process=2)
+    with pytest.raises(flakeid_rs.LayoutError, match="no process field"):
+        flakeid_rs.Layout.snowflake().compose(0, worker=1, process=2)
+    with pytest.raises(flakeid_rs.LayoutError, match="name different node ids"):
+        discord.compose(0, node=33, worker=1, process=0)
+    assert discord.compose(0, node=32, worker=1, process=0) == discord.compose(0, node=32)
+    # The same bits spelled out are Snowflake's names: worker is the low part there.
+    spelled = flakeid_rs.Layout("time=42,seq=12,node=10,dc=5,epoch=2015-01-01T00:00:00Z")
+    assert spelled.node_fields == ("datacenter", "worker")
+    assert spelled.decompose(discord.compose(0, worker=1, process=0))["worker"] == 0
 
 
 def test_a_time_past_9999_decomposes_and_says_which_call_gives_it():
-    mastodon = flakeid.Layout.mastodon()
+    mastodon = flakeid_rs.Layout.mastodon()
     id = 16606973185228800000  # 9999-12-31T23:59:59.999Z is just before it
     d = mastodon.decompose(id)
     assert d["time"] is None and d["unix_ms"] == mastodon.unix_ms_of(id)
-    with pytest.raises(flakeid.LayoutError, match="unix_ms_of"):
+    with pytest.raises(flakeid_rs.LayoutError, match="unix_ms_of"):
         mastodon.time_of(id)
     assert mastodon.decode([id])["unix_ms"][0] == d["unix_ms"]
     last = mastodon.compose(253402300799999)
@@ -89,7 +106,7 @@ def test_a_time_past_9999_decomposes_and_says_which_call_gives_it():
 
 
 def test_node_parts_wider_layouts_are_in_every_decode():
-    wide = flakeid.Layout("time=20,seq=34,node=10,dc=5")
+    wide = flakeid_rs.Layout("time=20,seq=34,node=10,dc=5")
     id = wide.compose(5, sequence=2**33 + 1, datacenter=17, worker=9)
     cols = wide.decode([id])
     assert (int(cols["datacenter"][0]), int(cols["worker"][0])) == (17, 9)
@@ -98,13 +115,13 @@ def test_node_parts_wider_layouts_are_in_every_decode():
     batch = wide.decode_arrow([id])
     assert batch.column("datacenter").to_pylist() == [17]
     assert batch.column("worker").to_pylist() == [9]
-    sony = flakeid.Layout.sonyflake()
+    sony = flakeid_rs.Layout.sonyflake()
     assert sony.decode_arrow([96902515261901317]).column("machine").to_pylist() == [2565]
     assert isinstance(batch, pa.RecordBatch)
 
 
 def test_times_as_numpy_users_give_them():
-    twitter = flakeid.Layout.snowflake()
+    twitter = flakeid_rs.Layout.snowflake()
     want = twitter.compose(time=datetime.datetime(2026, 10, 31, 12, tzinfo=UTC), sequence=1, node=1)
     assert twitter.compose(time=np.datetime64("2026-10-31T12:00:00"), sequence=1, node=1) == want
     assert twitter.compose(time=np.datetime64("2026-10-31T12:00:00.000000000"), sequence=1, node=1) == want
@@ -112,35 +129,35 @@ def test_times_as_numpy_users_give_them():
     assert twitter.compose(time=datetime.datetime(2026, 10, 31, 12), sequence=1, node=1) == want
     bad_times: list[tuple[Any, str]] = [("yesterday", "RFC 3339"), (np.datetime64("NaT"), "NaT"), (3.5, "not a time"), (b"x", "not a time")]
     for bad, what in bad_times:
-        with pytest.raises(flakeid.LayoutError, match=what):
+        with pytest.raises(flakeid_rs.LayoutError, match=what):
             twitter.compose(time=bad, node=1)
 
 
 def test_integer_arguments_out_of_range_are_layout_errors():
-    twitter = flakeid.Layout.snowflake()
+    twitter = flakeid_rs.Layout.snowflake()
     bad_ints: list[dict[str, Any]] = [dict(sequence=-1), dict(sequence=4096), dict(node=-1), dict(node=2**70), dict(sequence="1")]
     for kwargs in bad_ints:
-        with pytest.raises(flakeid.LayoutError, match="is not in range"):
+        with pytest.raises(flakeid_rs.LayoutError, match="is not in range"):
             twitter.compose(0, **kwargs)
-    with pytest.raises(flakeid.LayoutError, match="ticks"):
+    with pytest.raises(flakeid_rs.LayoutError, match="ticks"):
         twitter.compose(-1)
     assert twitter.compose(np.uint64(3), sequence=np.int32(2)) == (3 << 22) | 2
 
 
 @pytest.mark.parametrize("dtype", [">u8", "<u8", ">i8", "<i8", ">u4", "<i4", "u2", "i1", "u1"])
 def test_every_integer_dtype_and_byte_order_decodes(dtype):
-    twitter = flakeid.Layout.snowflake()
+    twitter = flakeid_rs.Layout.snowflake()
     values = [1, 2, 100]
     got = twitter.decode(np.array(values, dtype=dtype))
     assert list(got["sequence"]) == values
     for bad in (np.array([True]), np.array(["1"]), np.array([np.datetime64("2026-01-01")])):
-        with pytest.raises(flakeid.LayoutError, match="numpy array of integers"):
+        with pytest.raises(flakeid_rs.LayoutError, match="numpy array of integers"):
             twitter.decode(bad)
 
 
 def test_chunked_arrow_decodes_chunk_by_chunk_with_indexes_across_chunks():
     pa = pytest.importorskip("pyarrow")
-    twitter = flakeid.Layout.snowflake()
+    twitter = flakeid_rs.Layout.snowflake()
     ids = sample(twitter, n=3000)
     chunked = pa.chunked_array([ids[:1000], ids[1000:1001], ids[1001:]], type=pa.uint64())
     a, b = twitter.decode(chunked), twitter.decode(ids)
@@ -148,16 +165,16 @@ def test_chunked_arrow_decodes_chunk_by_chunk_with_indexes_across_chunks():
         assert (a[key] == b[key]).all(), key
     batch = twitter.decode_arrow(chunked)
     assert batch.column("id").to_pylist() == [int(v) for v in ids]
-    with pytest.raises(flakeid.LayoutError, match="index 1001 is null"):
+    with pytest.raises(flakeid_rs.LayoutError, match="index 1001 is null"):
         twitter.decode(pa.chunked_array([ids[:1000], [1, None]], type=pa.uint64()))
-    with pytest.raises(flakeid.LayoutError, match="index 1002"):
+    with pytest.raises(flakeid_rs.LayoutError, match="index 1002"):
         twitter.decode(pa.chunked_array([ids[:1000], [1, 2, 2**64 - 1]], type=pa.uint64()))
 
 
 def test_numpy_and_arrow_times_are_one_utc_convention_pandas_joins():
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
-    twitter = flakeid.Layout.snowflake()
+    twitter = flakeid_rs.Layout.snowflake()
     ids = sample(twitter, n=20)
     numpy_frame = pd.DataFrame({"id": ids, **twitter.decode(ids)})
     arrow_frame = twitter.decode_arrow(ids).to_pandas()
@@ -169,10 +186,10 @@ def test_numpy_and_arrow_times_are_one_utc_convention_pandas_joins():
 
 
 def test_messages_name_the_bad_part_and_what_is_accepted():
-    with pytest.raises(flakeid.LayoutError, match='unknown key "bogus".*time, seq, node'):
-        flakeid.Layout("seq=12,node=10,bogus=1")
-    with pytest.raises(flakeid.ClaimError) as e:
-        flakeid.claim("etdc://x")
+    with pytest.raises(flakeid_rs.LayoutError, match='unknown key "bogus".*time, seq, node'):
+        flakeid_rs.Layout("seq=12,node=10,bogus=1")
+    with pytest.raises(flakeid_rs.ClaimError) as e:
+        flakeid_rs.claim("etdc://x")
     message = str(e.value)
     assert '"etdc"' in message
     for scheme in ("etcd://", "zookeeper://", "file:", "memory:", "static:"):
@@ -180,8 +197,8 @@ def test_messages_name_the_bad_part_and_what_is_accepted():
 
 
 def test_an_etcd_that_is_down_is_one_short_sentence():
-    with pytest.raises(flakeid.ClaimError) as e:
-        flakeid.claim("etcd://127.0.0.1:1", pool_wait=1.0)
+    with pytest.raises(flakeid_rs.ClaimError) as e:
+        flakeid_rs.claim("etcd://127.0.0.1:1", pool_wait=1.0)
     message = str(e.value)
     assert e.value.kind == "unavailable", message
     assert "refused" in message.lower() and len(message) < 200, message

@@ -9,12 +9,12 @@ import threading
 import numpy as np
 import pytest
 
-import flakeid
+import flakeid_rs
 
 
 def test_ids_are_unique_and_increasing_and_carry_the_node():
-    twitter = flakeid.Layout.snowflake()
-    g = flakeid.Generator(twitter, datacenter=1, worker=7)
+    twitter = flakeid_rs.Layout.snowflake()
+    g = flakeid_rs.Generator(twitter, datacenter=1, worker=7)
     first = g.next_id()
     batch = g.next_ids(100_000)
     assert batch.dtype == np.uint64 and len(batch) == 100_000
@@ -26,7 +26,7 @@ def test_ids_are_unique_and_increasing_and_carry_the_node():
 
 
 def test_threads_sharing_one_generator_never_get_the_same_id():
-    g = flakeid.Generator(flakeid.Layout.snowflake(), node=5)
+    g = flakeid_rs.Generator(flakeid_rs.Layout.snowflake(), node=5)
     out: list[list[np.ndarray]] = [[] for _ in range(8)]
 
     def work(k):
@@ -46,20 +46,20 @@ def test_threads_sharing_one_generator_never_get_the_same_id():
 
 def test_a_wait_past_the_bound_is_a_mint_error_with_retry_after():
     # One ID a 10 s tick: the second must wait ~10 s, past a 1 ms bound.
-    slow = flakeid.Layout("seq=0,node=1,time=40,unit=10s,epoch=2025-01-01T00:00:00Z")
-    g = flakeid.Generator(slow, node=0, max_wait=0.001)
+    slow = flakeid_rs.Layout("seq=0,node=1,time=40,unit=10s,epoch=2025-01-01T00:00:00Z")
+    g = flakeid_rs.Generator(slow, node=0, max_wait=0.001)
     g.next_id()
-    with pytest.raises(flakeid.MintError) as e:
+    with pytest.raises(flakeid_rs.MintError) as e:
         g.next_id()
     assert e.value.retry_after is not None and 0 < e.value.retry_after <= 10
-    with pytest.raises(flakeid.MintError):
+    with pytest.raises(flakeid_rs.MintError):
         g.try_next_id()
 
 
 def test_asyncio_awaits_the_next_tick_without_blocking_the_loop():
     # 2 IDs a 100 ms tick: the fifth ID waits two ticks; meanwhile the loop runs others.
-    layout = flakeid.Layout("seq=1,node=1,time=40,unit=100ms,epoch=2025-01-01T00:00:00Z")
-    g = flakeid.Generator(layout, node=0, max_wait=1.0)
+    layout = flakeid_rs.Layout("seq=1,node=1,time=40,unit=100ms,epoch=2025-01-01T00:00:00Z")
+    g = flakeid_rs.Generator(layout, node=0, max_wait=1.0)
 
     async def main():
         ticks = 0
@@ -85,13 +85,13 @@ def _mint_in_child(g, q):
     try:
         g.next_id()
         q.put("minted")
-    except flakeid.ForkError as e:
+    except flakeid_rs.ForkError as e:
         q.put("ForkError: " + str(e))
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_generator_used_after_a_fork_refuses_and_a_new_one_works():
-    g = flakeid.Generator(flakeid.Layout.snowflake(), node=9)
+    g = flakeid_rs.Generator(flakeid_rs.Layout.snowflake(), node=9)
     g.next_id()
     ctx = multiprocessing.get_context("fork")
     q = ctx.Queue()

@@ -5,46 +5,12 @@
 
 mod mint;
 
+pub use crate::field::Field;
 pub use crate::parse::{LayoutKey, ParseError};
 pub use mint::MintError;
 
 use core::fmt;
 use core::time::Duration;
-
-/// A field of an ID, named in range errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Field {
-    /// The time part, in ticks since the epoch.
-    Ticks,
-    /// The per-tick sequence number.
-    Sequence,
-    /// The node id (the whole node field).
-    Node,
-    /// Snowflake's datacenter id (the high part of the node field).
-    Datacenter,
-    /// Snowflake's worker id (the low part of the node field).
-    Worker,
-}
-
-impl Field {
-    /// The field's name as used in messages and JSON keys.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Field::Ticks => "ticks",
-            Field::Sequence => "sequence",
-            Field::Node => "node",
-            Field::Datacenter => "datacenter",
-            Field::Worker => "worker",
-        }
-    }
-}
-
-impl fmt::Display for Field {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A layout or generator that cannot be built, a value that does not fit a layout, and (as
 /// [`Error::Mint`] and [`Error::Parse`]) the other two errors, so that `?` gathers all.
@@ -180,6 +146,29 @@ pub enum Error {
     },
     /// Datacenter and worker were given for a layout without a datacenter part.
     NoDatacenterField,
+    /// A node field the layout does not have ([`Layout::node_from`](crate::Layout::node_from)):
+    /// Sonyflake's `machine` for Snowflake, `datacenter` for a node not split.
+    NotANodeField {
+        /// The field given.
+        field: Field,
+        /// The node fields the layout has (what its decoded IDs show).
+        fields: crate::field::NodeFields,
+    },
+    /// One of the node's two parts without the other.
+    NodePartMissing {
+        /// The part given.
+        given: Field,
+        /// The part missing.
+        missing: Field,
+    },
+    /// Two node fields that name different node ids (`node` and `machine` differ, or the
+    /// parts do not make the `node` given).
+    NodeFieldsDisagree {
+        /// The field first given.
+        first: Field,
+        /// The field that names another node id.
+        second: Field,
+    },
     /// No private IPv4 address (10/8, 172.16/12, 192.168/16, 169.254/16) was found.
     NoPrivateIp,
     /// [`GeneratorBuilder::resume_after`](crate::GeneratorBuilder::resume_after) was given
@@ -284,13 +273,17 @@ impl Error {
             // A node id is a setting (a generator's, a shard block's); a tick or sequence
             // number is input (to compose).
             Error::OutOfRange {
-                field: Field::Node | Field::Datacenter | Field::Worker,
+                field:
+                    Field::Node | Field::Datacenter | Field::Worker | Field::Process | Field::Machine,
                 ..
             } => ErrorKind::Settings,
             Error::OutOfRange { .. }
             | Error::BeforeEpoch { .. }
             | Error::PastLifetime { .. }
             | Error::EmptySpan { .. }
+            | Error::NotANodeField { .. }
+            | Error::NodePartMissing { .. }
+            | Error::NodeFieldsDisagree { .. }
             | Error::IdOutOfLayout { .. }
             | Error::NegativeId { .. }
             | Error::WiderThanI64 { .. }
@@ -389,6 +382,18 @@ impl fmt::Display for Error {
             Error::NoDatacenterField => {
                 f.write_str("the layout has no datacenter field; give a node id instead")
             }
+            Error::NotANodeField { field, fields } => write!(
+                f,
+                "this layout has no {field} field: its node fields are {fields}, as its decoded IDs show them"
+            ),
+            Error::NodePartMissing { given, missing } => write!(
+                f,
+                "{given} is one part of the node: give {missing} with it (or the whole node)"
+            ),
+            Error::NodeFieldsDisagree { first, second } => write!(
+                f,
+                "{first} and {second} name different node ids: give one of them, or values that agree"
+            ),
             Error::NoPrivateIp => f.write_str("no private ip address"),
             Error::ResumeOtherNode { id_node, node } => write!(
                 f,

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 #[cfg(feature = "std")]
 use super::system_time_ns;
-use super::{Cuts, Grid, Layout, MAX_BITS, NS_PER_MS, Order, duration_of_ns};
+use super::{Cuts, Grid, Layout, MAX_BITS, NS_PER_MS, NodeParts, Order, duration_of_ns};
 use crate::error::Error;
 
 /// Builds a custom [`Layout`]; every rule broken gets its own [`Error`].
@@ -15,7 +15,8 @@ pub struct LayoutBuilder {
     time_bits: u32,
     sequence_bits: u32,
     node_bits: u32,
-    datacenter_bits: u32,
+    pub(super) datacenter_bits: u32,
+    parts: NodeParts,
     order: Order,
     grid: Grid,
     pub(super) unit: Duration,
@@ -30,6 +31,7 @@ impl Default for LayoutBuilder {
             sequence_bits: 12,
             node_bits: 10,
             datacenter_bits: 0,
+            parts: NodeParts::DatacenterWorker,
             order: Order::TimeNodeSequence,
             grid: Grid::Unix,
             unit: Duration::from_millis(1),
@@ -80,6 +82,13 @@ impl LayoutBuilder {
     /// Split the node field into Snowflake's datacenter (these high bits) and worker.
     pub fn datacenter_bits(mut self, bits: u32) -> Self {
         self.datacenter_bits = bits;
+        self
+    }
+    /// The names of the node's two parts where [`datacenter_bits`](Self::datacenter_bits)
+    /// splits it: Snowflake's datacenter and worker (the default) or Discord's worker and
+    /// process. Decoded IDs show them, and [`Layout::node_from`] takes them.
+    pub fn node_parts(mut self, parts: NodeParts) -> Self {
+        self.parts = parts;
         self
     }
     /// Where tick boundaries lie: [`Grid::Unix`] (the default) or [`Grid::Epoch`].
@@ -175,6 +184,11 @@ impl LayoutBuilder {
             sequence_bits: self.sequence_bits as u8,
             node_bits: self.node_bits as u8,
             datacenter_bits: self.datacenter_bits as u8,
+            // A node with no parts has no names for them: one layout, one spelling.
+            parts: match self.datacenter_bits {
+                0 => NodeParts::DatacenterWorker,
+                _ => self.parts,
+            },
             order: self.order,
             grid: self.grid,
             unit_ns,

@@ -4,6 +4,7 @@
 
 mod builder;
 pub(crate) mod names;
+mod node_fields;
 mod presets;
 mod range;
 #[cfg(feature = "std")]
@@ -13,6 +14,7 @@ mod tests;
 mod text;
 mod time;
 
+pub use crate::field::{NodeFields, NodeParts};
 pub use builder::LayoutBuilder;
 pub use names::PresetNames;
 pub use presets::{
@@ -127,6 +129,8 @@ pub struct Layout {
     sequence_bits: u8,
     node_bits: u8,
     datacenter_bits: u8,
+    /// The names of the node's two parts where it is split (`DatacenterWorker` where not).
+    parts: NodeParts,
     order: Order,
     grid: Grid,
     unit_ns: u64,
@@ -431,17 +435,21 @@ impl Layout {
         check(Field::Node, node, self.max_node())
     }
 
-    /// The node id of a Snowflake (datacenter, worker) pair, each range-checked.
+    /// The node id of the node's two parts, (high, low): Snowflake's (datacenter, worker),
+    /// Discord's (worker, process) ([`Layout::node_parts`]), each range-checked (a range
+    /// error names the part as the layout does).
     pub fn node_of(&self, datacenter: u64, worker: u64) -> Result<u64, Error> {
         if self.datacenter_bits == 0 {
             return Err(Error::NoDatacenterField);
         }
-        check(Field::Datacenter, datacenter, mask(self.datacenter_bits))?;
-        check(Field::Worker, worker, mask(self.worker_bits() as u8))?;
+        let (high, low) = self.parts.fields();
+        check(high, datacenter, mask(self.datacenter_bits))?;
+        check(low, worker, mask(self.worker_bits() as u8))?;
         Ok(datacenter << self.worker_bits() | worker)
     }
 
-    /// Splits a node id into Snowflake's (datacenter, worker).
+    /// Splits a node id into its two parts, (high, low): Snowflake's (datacenter, worker),
+    /// Discord's (worker, process).
     pub const fn split_node(&self, node: u64) -> (u64, u64) {
         (node >> self.cuts.worker_bits, node & self.cuts.max_worker)
     }

@@ -2,7 +2,7 @@
 //! and the layout string's names resolve through.
 
 use super::names;
-use super::{Cuts, Grid, Layout, NS_PER_MS, Order};
+use super::{Cuts, Grid, Layout, NS_PER_MS, NodeParts, Order};
 
 /// Twitter's epoch, 2010-11-04T01:42:54.657Z, in Unix milliseconds.
 pub const TWEPOCH_MS: u64 = 1_288_834_974_657;
@@ -23,6 +23,7 @@ const fn ms_layout(time: u8, node: u8, dc: u8, seq: u8, order: Order, epoch_ms: 
         sequence_bits: seq,
         node_bits: node,
         datacenter_bits: dc,
+        parts: NodeParts::DatacenterWorker,
         order,
         grid: Grid::Unix,
         unit_ns: NS_PER_MS,
@@ -78,7 +79,11 @@ impl Layout {
     /// # Ok::<(), flakeid::Error>(())
     /// ```
     pub const fn discord() -> Layout {
-        ms_layout(42, 10, 5, 12, Order::TimeNodeSequence, DISCORD_EPOCH_MS)
+        Layout {
+            parts: NodeParts::WorkerProcess,
+            ..ms_layout(42, 10, 5, 12, Order::TimeNodeSequence, DISCORD_EPOCH_MS)
+        }
+        .derived()
     }
 
     /// Instagram's IDs: `time 41 | shard 13 | sequence 10`, 1 ms since
@@ -181,7 +186,7 @@ static PRESETS: [Preset; 7] = [
         layout: Layout::discord(),
         source: "Discord developer documentation, Reference: Snowflakes",
         note: Some(
-            "node = Discord's internal worker id (5 bits, flakeid's datacenter) << 5 | internal process id (5 bits, flakeid's worker); sequence = increment",
+            "node = worker (Discord's internal worker id, 5 bits) << 5 | process (its internal process id, 5 bits); sequence = increment",
         ),
     },
     Preset {

@@ -6,7 +6,7 @@ use core::str::FromStr;
 use core::time::Duration;
 
 use super::builder::epoch_from_ns;
-use super::{Grid, Layout, NS_PER_MS, Order};
+use super::{Grid, Layout, NS_PER_MS, NodeParts, Order};
 use crate::error::{Error, ParseError};
 use crate::rfc3339;
 
@@ -50,6 +50,9 @@ impl fmt::Display for Layout {
         )?;
         if self.datacenter_bits > 0 {
             write!(f, ",dc={}", self.datacenter_bits)?;
+            if self.parts != NodeParts::DatacenterWorker {
+                write!(f, ",parts={}", self.parts.as_str())?;
+            }
         }
         let order = match self.order {
             Order::TimeNodeSequence => "tns",
@@ -77,7 +80,9 @@ impl FromStr for Layout {
     /// default 0), `order` (`tns` = time|node|sequence, the default, or `tsn` =
     /// time|sequence|node), `unit` (`1ms` default; `ns`, `us`, `ms`, `s`), `epoch` (RFC 3339
     /// or Unix milliseconds; default 1970-01-01T00:00:00Z) and `grid` (`unix`, the
-    /// default, or `epoch`: see [`Grid`]). Every rule of [`LayoutBuilder`](super::LayoutBuilder)
+    /// default, or `epoch`: see [`Grid`]) and `parts` (the names of the two parts `dc`
+    /// splits the node into: `datacenter-worker`, the default, or Discord's
+    /// `worker-process`; see [`NodeParts`]). Every rule of [`LayoutBuilder`](super::LayoutBuilder)
     /// is checked but one, the same with and without `std`: an epoch ahead of the clock is
     /// accepted (there is no clock without `std`;
     /// [`LayoutBuilder::build`](crate::layout::LayoutBuilder::build) refuses it).
@@ -99,7 +104,7 @@ impl FromStr for Layout {
         };
         let mut b = Layout::builder().datacenter_bits(0);
         let (mut time, mut seq, mut node) = (None, None, None);
-        let mut seen = [false; 8];
+        let mut seen = [false; 9];
         for part in s.split(',') {
             let (key, value) = part
                 .split_once('=')
@@ -114,6 +119,7 @@ impl FromStr for Layout {
                 "unit" => 5,
                 "epoch" => 6,
                 "grid" => 7,
+                "parts" => 8,
                 _ => {
                     return Err(Error::Parse(ParseError::UnknownLayoutKey(
                         crate::parse::LayoutKey::new(key),
@@ -136,6 +142,11 @@ impl FromStr for Layout {
                     })
                 }
                 5 => b.unit = parse_unit(value)?,
+                8 => {
+                    b = b.node_parts(NodeParts::from_name(value).ok_or(layout_err(
+                        "parts is datacenter-worker (Snowflake's names, the default) or worker-process (Discord's)",
+                    ))?)
+                }
                 7 => {
                     b = b.grid(match value {
                         "unix" => Grid::Unix,
@@ -156,6 +167,11 @@ impl FromStr for Layout {
                     b.epoch = epoch_from_ns(ns);
                 }
             }
+        }
+        if seen[8] && b.datacenter_bits == 0 {
+            return Err(layout_err(
+                "parts names the two parts dc splits the node into: give dc=BITS with it",
+            ));
         }
         let seq = seq.ok_or(layout_err("seq is required"))?;
         let node = node.ok_or(layout_err("node is required"))?;

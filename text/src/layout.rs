@@ -24,7 +24,8 @@ fn json_text(s: &str) -> String {
     serde_json::Value::from(s).to_string()
 }
 
-/// The facts of one layout as a JSON object (no newline).
+/// The facts of one layout as a JSON object (no newline); `node_fields` lists the node
+/// fields its decoded IDs show, the names compose takes back.
 pub fn layout_json(l: &Layout) -> String {
     let end = Timestamp(l.end_unix_ns());
     let epoch = Timestamp(l.epoch_unix_ns());
@@ -52,6 +53,11 @@ pub fn layout_json(l: &Layout) -> String {
         l.is_javascript_safe(),
         l.ends_within_clock_range(),
     );
+    {
+        use std::fmt::Write as _;
+        let names: Vec<&str> = l.node_fields().iter().map(|f| f.name()).collect();
+        let _ = write!(text, ",\"node_fields\":{}", serde_json::Value::from(names));
+    }
     if let Some(p) = preset {
         use std::fmt::Write as _;
         let _ = write!(

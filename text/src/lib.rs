@@ -31,33 +31,31 @@ pub mod range;
 pub mod rows;
 
 use flakeid::Layout;
-use flakeid::layout::Order;
 
-/// Which node fields a decoded ID of a layout shows beside `node`: the rule the table, JSON
-/// and CSV rows, the service's JSON and its gRPC answers all follow.
+/// Which node fields a decoded ID of a layout shows beside `node`: the core's rule
+/// ([`Layout::node_fields`], which [`Layout::node_from`] takes back) as the table, JSON and
+/// CSV rows, the service's JSON and its gRPC answers write it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeFields {
-    /// `datacenter` and `worker`: the layout splits its node field (Twitter's Snowflake).
+    /// The layout splits its node field in two (Twitter's Snowflake, Discord).
     pub datacenter_worker: bool,
     /// `machine`: the layout puts the node last, as Sonyflake names it.
     pub machine: bool,
-    /// The names of the node's two parts, when `datacenter_worker`: Discord's own
-    /// (`worker`, `process`) for its layout, Twitter's (`datacenter`, `worker`) otherwise.
+    /// The names of the node's two parts, when `datacenter_worker`: the layout's
+    /// [`NodeParts`](flakeid::layout::NodeParts), Twitter's (`datacenter`, `worker`) or
+    /// Discord's (`worker`, `process`).
     pub split_names: (&'static str, &'static str),
 }
 
 impl NodeFields {
     /// The node fields of `layout`'s IDs.
     pub fn of(layout: &Layout) -> NodeFields {
-        let discord = layout::preset_of(layout).is_some_and(|p| p.name == "discord");
+        let fields = layout.node_fields();
+        let (high, low) = layout.node_parts().fields();
         NodeFields {
-            datacenter_worker: layout.datacenter_bits() > 0,
-            machine: layout.order() == Order::TimeSequenceNode,
-            split_names: if discord {
-                ("worker", "process")
-            } else {
-                ("datacenter", "worker")
-            },
+            datacenter_worker: fields.parts().is_some(),
+            machine: fields.machine(),
+            split_names: (high.name(), low.name()),
         }
     }
 }

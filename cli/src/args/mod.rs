@@ -39,7 +39,7 @@ and --process",
     name = "flakeid",
     version,
     about = "Mint, decode, compose and explain 64-bit Snowflake-family IDs",
-    after_help = "Examples:\n  flakeid gen -n 5 --datacenter 1 --worker 2\n  flakeid gen --layout sonyflake --machine-id 2565 --format hex\n  flakeid decode 2116500430648709162\n  flakeid layout --layout sonyflake\n  flakeid compose --time 2026-10-31T12:00:00Z --sequence 42 --datacenter 3 --worker 17"
+    after_help = "Examples:\n  flakeid gen -n 5 --datacenter 1 --worker 2\n  flakeid gen --layout sonyflake --machine 2565 --format hex\n  flakeid decode 2116500430648709162\n  flakeid layout --layout sonyflake\n  flakeid compose --time 2026-10-31T12:00:00Z --sequence 42 --datacenter 3 --worker 17"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -60,7 +60,7 @@ pub(crate) enum Command {
     Decode(DecodeArgs),
     /// Build an ID from its fields; each is range-checked.
     #[command(
-        after_help = "Example:\n  flakeid compose --time 2026-10-31T12:00:00Z --sequence 42 --datacenter 3 --worker 17\n  flakeid compose --layout sonyflake --ticks 5775840000 --sequence 7 --machine-id 2565"
+        after_help = "Example:\n  flakeid compose --time 2026-10-31T12:00:00Z --sequence 42 --datacenter 3 --worker 17\n  flakeid compose --layout sonyflake --ticks 5775840000 --sequence 7 --machine 2565"
     )]
     Compose(ComposeArgs),
     /// Show a layout's facts: fields, unit, epoch, lifetime, capacity.
@@ -103,16 +103,16 @@ pub(crate) struct LayoutArg {
 
 #[derive(Args, Default)]
 pub(crate) struct NodeArgs {
-    /// Node id (the whole node field).
-    #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
-          conflicts_with_all = ["datacenter", "worker", "process", "machine_id", "machine_id_from"])]
+    /// Node id (the whole node field). Any node field `decode` prints is a flag here, alone
+    /// or with the others where they agree.
+    #[arg(long, value_parser = non_negative, allow_negative_numbers = true)]
     pub(crate) node: Option<u64>,
-    /// Snowflake datacenter id, the high part of the node (with --worker).
+    /// Snowflake's datacenter id, the high part of the node (with --worker).
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true)]
     pub(crate) datacenter: Option<u64>,
-    /// Snowflake worker id, the low part of the node (with --datacenter); for `--layout
-    /// discord`, Discord's internal worker id, the high part (with --process), as decode
-    /// names it.
+    /// Snowflake's worker id, the low part of the node (with --datacenter); for a layout
+    /// with Discord's parts (`--layout discord`), its internal worker id, the high part
+    /// (with --process). As decode names it.
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
           visible_alias = "discord-worker")]
     pub(crate) worker: Option<u64>,
@@ -121,14 +121,15 @@ pub(crate) struct NodeArgs {
     #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
           visible_alias = "discord-process")]
     pub(crate) process: Option<u64>,
-    /// Sonyflake machine id (the node field of a Sonyflake-ordered layout; --node is the
-    /// same for any layout).
-    #[arg(long, value_parser = non_negative, allow_negative_numbers = true,
-          conflicts_with_all = ["datacenter", "worker", "process", "machine_id_from"])]
+    /// Sonyflake's machine id: the whole node field of a layout whose node ends the ID
+    /// (`order=tsn`), as decode names it.
+    #[arg(long = "machine", visible_alias = "machine-id", value_parser = non_negative,
+          allow_negative_numbers = true)]
     pub(crate) machine_id: Option<u64>,
     /// Derive the machine id: `private-ip` is Sonyflake's rule (last two octets of the first
     /// private IPv4 address).
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum,
+          conflicts_with_all = ["node", "datacenter", "worker", "process", "machine_id"])]
     pub(crate) machine_id_from: Option<MachineIdSource>,
 }
 

@@ -110,7 +110,9 @@ fn the_python_package_passes_its_tests() {
     run(
         "maturin build",
         Command::new(py.parent().unwrap().join("maturin"))
-            .args(["build", "--quiet", "--manifest-path"])
+            // The dev profile: the tests need the package's behaviour, not the release's
+            // fat LTO (python/pyproject.toml), which takes minutes more.
+            .args(["build", "--quiet", "--profile", "dev", "--manifest-path"])
             .arg(root.join("python/Cargo.toml"))
             .arg("--out")
             .arg(&dist)
@@ -155,13 +157,13 @@ fn the_python_package_passes_its_tests() {
         "import and use without pyarrow",
         Command::new(&bare).args([
             "-c",
-            "import flakeid, numpy as np\n\
-             g = flakeid.Generator(flakeid.Layout.snowflake(), node=1)\n\
+            "import flakeid_rs, numpy as np\n\
+             g = flakeid_rs.Generator(flakeid_rs.Layout.snowflake(), node=1)\n\
              ids = g.next_ids(1000)\n\
-             cols = flakeid.Layout.snowflake().decode(ids)\n\
+             cols = flakeid_rs.Layout.snowflake().decode(ids)\n\
              assert (cols['node'] == 1).all()\n\
              assert np.__version__ == '1.23.2', np.__version__\n\
-             try:\n    flakeid.Layout.snowflake().decode_arrow(ids)\n    raise SystemExit('decode_arrow without pyarrow')\n\
+             try:\n    flakeid_rs.Layout.snowflake().decode_arrow(ids)\n    raise SystemExit('decode_arrow without pyarrow')\n\
              except ImportError as e:\n    assert 'pip install pyarrow' in str(e), e\n",
             ])
             // Outside the source tree, so that the wheel is what is imported.
@@ -189,6 +191,10 @@ for needed in ("Requires-Python: >=3.9", "Requires-Dist: numpy>=1.23.2", "Classi
                "Classifier: Typing :: Typed", "Project-URL: Repository", "Project-URL: Changelog", "License-File: LICENSE-MIT",
                "License-File: LICENSE-APACHE"):
     assert needed in text, (needed, text[:2000])
+assert "Name: flakeid-rs" in text, text[:300]
+# Every file under the package's own names: nothing shared with PyPI's `flakeid`
+# (another project, whose files are `flakeid/...`), so installing both overwrites nothing.
+assert all(n.startswith(("flakeid_rs/", "flakeid_rs-")) for n in names), names
 for licence in ("LICENSE-MIT", "LICENSE-APACHE"):
     assert any(n.endswith("/" + licence) for n in names), (licence, names)
 native = next(i for i in wheel.infolist() if "_native" in i.filename)
@@ -243,13 +249,13 @@ fn types_are_checked(py: &Path, work: &Path) {
     );
     // PEP 800's `@disjoint_base` is left out of the stubs on purpose (older checkers).
     run(
-        "stubtest flakeid._native",
+        "stubtest flakeid_rs._native",
         Command::new(py)
             .args([
                 "-m",
                 "mypy.stubtest",
                 "--ignore-disjoint-bases",
-                "flakeid._native",
+                "flakeid_rs._native",
             ])
             .current_dir(work),
     );

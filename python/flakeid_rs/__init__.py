@@ -1,4 +1,4 @@
-"""flakeid: unique, time-ordered 64-bit IDs of the Snowflake family.
+"""flakeid_rs (the package flakeid-rs): unique, time-ordered 64-bit IDs of the Snowflake family.
 
 Mint them in process (``Generator``, or ``claim(url)`` for a node id a store hands out and
 fences), and decode columns of them into numpy or Arrow with the SIMD batch decoder

@@ -8,6 +8,7 @@
 //! | a claim was taken (its first reservation stored) | counter `flakeid_claims_taken_total` | `info` event with the node, namespace, store, holder and reservation |
 //! | a claim's renewal failed (the store unreachable, or the claim lost) | counter `flakeid_claim_renewal_failures_total`, and `flakeid_claim_lost_total` when the store said the id is someone else's | `warn` event with the node and the error; `error` when the claim is lost |
 //! | a renewal succeeded after failures | counter `flakeid_claim_renewals_recovered_total` | `info` event with the node and how many renewals failed |
+//! | a generator was built on a layout that runs out within its end warning ([`GeneratorBuilder::end_warning`](crate::GeneratorBuilder::end_warning), a year by default) | gauge `flakeid_layout_seconds_left` | `warn` event with the layout, its end and the seconds left |
 //! | a claim was released | counter `flakeid_claims_released_total` | `info` event with the node and the reservation left |
 
 use core::time::Duration;
@@ -39,6 +40,22 @@ pub(crate) fn clock_behind(by: Duration, policy: ClockPolicy) {
         "clock behind the last tick used"
     );
     let _ = (by, policy);
+}
+
+/// A generator was built on a layout that runs out in `left` (zero: already has).
+#[inline(never)]
+pub(crate) fn layout_ends_soon(layout: &crate::Layout, left: Duration) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!("flakeid_layout_seconds_left").set(left.as_secs_f64());
+    #[cfg(feature = "tracing")]
+    tracing::warn!(
+        target: "flakeid",
+        layout = %layout,
+        end = %crate::rfc3339::Timestamp(layout.end_unix_ns()),
+        seconds_left = left.as_secs(),
+        "the layout runs out soon: after its end no ID can be minted in it; move to a layout with a later end (a later epoch or more time bits)"
+    );
+    let _ = (layout, left);
 }
 
 /// A claim's renewal failed: the store did not take the new reservation.

@@ -199,3 +199,54 @@ fn tracing_events_for_exhaustion_and_clock_behind() {
     assert!(seen[1].starts_with("WARN") && seen[1].contains("behind_ns=5000000"));
     assert!(seen[1].contains("policy=Reject"), "{seen:?}");
 }
+
+/// A generator built on a layout that runs out within its end warning (a year by default)
+/// says how long is left, once, at build; one whose end lies further off, or whose
+/// warning is off, says nothing.
+#[cfg(feature = "metrics")]
+#[test]
+fn a_layout_that_runs_out_soon_is_a_gauge_of_the_seconds_left() {
+    use flakeid::Layout;
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    let _one = one_at_a_time();
+    // 2^31 ms (24.86 days) from a day before T0: 23.86 days left at T0.
+    let short = Layout::builder()
+        .time_bits(31)
+        .sequence_bits(2)
+        .node_bits(3)
+        .epoch_unix_ms(T0_MS - 86_400_000)
+        .build()
+        .unwrap();
+    let gauge = |layout: Layout, margin: Option<Duration>| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        metrics::with_local_recorder(&recorder, || {
+            let mut b = Generator::builder(layout)
+                .node(1)
+                .clock(ManualClock::from_unix_ms(T0_MS));
+            if let Some(margin) = margin {
+                b = b.end_warning(margin);
+            }
+            b.build().unwrap();
+        });
+        snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .find_map(|(key, _, _, value)| match (key.key().name(), value) {
+                ("flakeid_layout_seconds_left", DebugValue::Gauge(v)) => Some(v.into_inner()),
+                _ => None,
+            })
+    };
+    let left = (1u64 << 31) as f64 / 1e3 - 86_400.0;
+    let seen = gauge(short, None).expect("a gauge for a layout ending in 24 days");
+    assert!((seen - left).abs() < 1e-3, "{seen} vs {left}");
+    assert_eq!(gauge(short, Some(Duration::ZERO)), None, "warning off");
+    assert_eq!(
+        gauge(short, Some(Duration::from_secs(86_400))),
+        None,
+        "a day's margin"
+    );
+    assert_eq!(gauge(tiny(), None), None, "34.8 years left");
+}

@@ -187,6 +187,18 @@ pub(crate) fn resolve_node(layout: &Layout, args: &NodeArgs) -> CliResult<u64> {
     })
 }
 
+/// The warning `gen` and `serve` give on stderr when `layout` runs out within `margin`
+/// of `now_ns` (Unix ns): its end, the time left, and what to do.
+pub(crate) fn warn_if_ending(layout: &Layout, margin: std::time::Duration, now_ns: i128) {
+    if let Some(line) = ending_text(layout, margin, now_ns) {
+        eprintln!("warning: {line}");
+    }
+}
+
+/// What [`warn_if_ending`] says, if anything (also `flakeid layout`'s warning and the
+/// service's `/readyz` detail).
+pub(crate) use flakeid_text::layout::ending_text;
+
 /// A time flag (`compose --time`, `range --from`/`--to`): Unix milliseconds (digits only),
 /// or RFC 3339 with the expanded years `decode` prints past 9999.
 pub(crate) use flakeid_text::range::parse_instant as parse_time;

@@ -40,7 +40,11 @@ pub(crate) fn run(a: GenArgs) -> CliResult<ExitCode> {
         inner: MonotonicClock::new(),
         offset_ns: a.clock_offset.unwrap_or(0),
     };
-    let builder = Generator::builder(layout).max_wait(a.max_wait).clock(clock);
+    crate::flags::warn_if_ending(&layout, a.end_warning, i128::from(clock.unix_ns()));
+    let builder = Generator::builder(layout)
+        .max_wait(a.max_wait)
+        .end_warning(a.end_warning)
+        .clock(clock);
     match &a.claim.store.claim {
         Some(url) => {
             refuse_node_flags(&a.node)?;

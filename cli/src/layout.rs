@@ -16,17 +16,13 @@ use crate::out::{CliResult, print_out, warn};
 fn layout_warnings(l: &Layout, text: &str) -> Vec<String> {
     let now = i128::from(flakeid::clock::SystemClock.unix_ns());
     let end = Timestamp(l.end_unix_ns());
-    let year_ns = 365 * 86_400 * 1_000_000_000i128;
     let mut warnings = Vec::new();
-    if l.end_unix_ns() <= now {
-        warnings.push(format!(
-            "this layout's lifetime ended at {end}: no ID can be minted; give a later epoch= or more time bits"
-        ));
-    } else if l.end_unix_ns() - now <= year_ns {
-        warnings.push(format!(
-            "this layout's lifetime ends at {end}, within a year; give a later epoch= or more time bits"
-        ));
-    }
+    // The generator's and the service's warning, from the same margin (a year).
+    warnings.extend(crate::flags::ending_text(
+        l,
+        flakeid::layout::END_WARNING,
+        now,
+    ));
     let custom = text.contains('=');
     if custom
         && !text
@@ -87,6 +83,7 @@ fn layout_table(l: &Layout) -> String {
         t,
         "ends            {end} (first instant that no longer fits)"
     );
+
     let _ = writeln!(
         t,
         "IDs/s per node  {}",

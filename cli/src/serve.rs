@@ -133,6 +133,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     config.listen = a.listen;
     config.grpc_listen = a.grpc_listen;
     config.max_wait = a.max_wait;
+    config.end_warning = a.end_warning;
     config.drain = a.drain;
     config.window = a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW);
     config.metrics = Some(metrics);

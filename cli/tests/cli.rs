@@ -734,7 +734,7 @@ fn decoded_times_compose_back_and_layout_warns() {
         ],
         None,
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("lifetime ended"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the layout ran out at"));
     let odd = ok(&[
         "layout",
         "--layout",
@@ -1389,4 +1389,53 @@ fn range_bounds_the_ids_minted_in_a_span() {
         None,
         "error: --from: not an RFC 3339",
     );
+}
+
+/// A layout that runs out within a year is said on stderr by `gen` (from `--end-warning`,
+/// a year by default; `0s` never) and by `layout`, with its end and the days left; a layout
+/// whose end lies further off is not.
+#[test]
+fn a_layout_that_runs_out_soon_is_said() {
+    let day_ago_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        - 86_400_000;
+    // 2^31 ms (24.9 days) from a day ago.
+    let short = format!("time=31,seq=12,node=10,epoch={day_ago_ms}");
+    let stderr = |args: &[&str]| {
+        let out = flakeid(args, None);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let said = stderr(&["gen", "--layout", &short, "--node", "1"]);
+    assert!(
+        said.contains("warning: the layout runs out at") && said.contains(" days"),
+        "{said}"
+    );
+    assert!(said.contains("in 23.") || said.contains("in 24."), "{said}");
+    let said = stderr(&[
+        "gen",
+        "--layout",
+        &short,
+        "--node",
+        "1",
+        "--end-warning",
+        "0s",
+    ]);
+    assert!(!said.contains("runs out"), "{said}");
+    let said = stderr(&[
+        "gen",
+        "--layout",
+        &short,
+        "--node",
+        "1",
+        "--end-warning",
+        "20d",
+    ]);
+    assert!(!said.contains("runs out"), "{said}");
+    let said = stderr(&["layout", "--layout", &short]);
+    assert!(said.contains("the layout runs out at"), "{said}");
+    let said = stderr(&["gen", "--node", "1"]);
+    assert!(!said.contains("runs out"), "{said}");
 }

@@ -669,6 +669,9 @@ fn every_documented_series_is_there_from_the_start() {
         )),
         "{first}"
     );
+    // Snowflake's layout runs out in 2080: more than 50 years left.
+    let left = service::metric(&first, "flakeid_layout_seconds_left").unwrap();
+    assert!(left > 50.0 * 365.0 * 86_400.0, "{left}");
     assert!(first.contains("# TYPE flakeid_ids_minted_total counter"));
     let minted = |m: &str| service::metric(m, "flakeid_ids_minted_total").unwrap();
     let before = minted(&first);

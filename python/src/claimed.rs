@@ -123,6 +123,7 @@ impl PyClaimed {
                 .build_claimed(claims)
         });
         let g = built.map_err(|e| claim_error(py, e))?;
+        crate::values::warn_if_ending(py, &layout)?;
         Ok(PyClaimed {
             layout,
             node: g.node(),

@@ -216,6 +216,7 @@ impl PyGenerator {
             }
         };
         let g = b.build().map_err(|e| crate::errors::error(py, e))?;
+        crate::values::warn_if_ending(py, &layout)?;
         Ok(PyGenerator {
             g: Box::new(g),
             born: Born::now(),

@@ -224,3 +224,16 @@ pub(crate) fn id_of(id: &Bound<'_, PyAny>) -> PyResult<u64> {
         }),
     }
 }
+
+/// A `UserWarning` when `layout` runs out within a year ([`END_WARNING`](flakeid::layout::END_WARNING)):
+/// its end, the days left and what to do, as the tool and the service say it.
+pub(crate) fn warn_if_ending(py: Python<'_>, layout: &Layout) -> PyResult<()> {
+    let now = i128::from(flakeid::Clock::unix_ns(&flakeid::clock::SystemClock));
+    let Some(text) = flakeid_text::layout::ending_text(layout, flakeid::layout::END_WARNING, now)
+    else {
+        return Ok(());
+    };
+    let text = std::ffi::CString::new(text).unwrap_or_default();
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    PyErr::warn(py, category.as_any(), &text, 1)
+}

@@ -101,3 +101,17 @@ def test_a_generator_used_after_a_fork_refuses_and_a_new_one_works():
     p.join(30)
     assert said.startswith("ForkError") and "before a fork" in said, said
     assert g.next_id() > 0, "the parent mints on"
+
+
+def test_a_layout_that_runs_out_within_a_year_warns_when_a_generator_is_made():
+    import time
+    import warnings
+
+    # 2^31 ms (24.9 days) from a day ago.
+    day_ago_ms = int(time.time() * 1000) - 86_400_000
+    short = flakeid_rs.Layout(f"time=31,seq=12,node=10,epoch={day_ago_ms}")
+    with pytest.warns(UserWarning, match=r"runs out at .* in 2[34]\.\d days"):
+        flakeid_rs.Generator(short, node=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        flakeid_rs.Generator(flakeid_rs.Layout.snowflake(), node=1)

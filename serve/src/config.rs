@@ -139,6 +139,10 @@ pub struct Config {
     pub grpc_listen: Option<SocketAddr>,
     /// The bound on one call's waits (next tick, a renewal at a fence).
     pub max_wait: Duration,
+    /// How long before the layout runs out the server warns: a log line when the shards
+    /// are built, a `warning` in `/readyz`; default [`END_WARNING`](flakeid::layout::END_WARNING)
+    /// (a year), zero never. `flakeid_layout_seconds_left` is on `/metrics` always.
+    pub end_warning: Duration,
     /// How long in-flight requests may take to finish after a stop was asked for.
     pub drain: Duration,
     /// The claims' window (for readiness: not ready below a third of it).
@@ -173,6 +177,7 @@ impl Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             grpc_listen: None,
             max_wait: Duration::from_millis(100),
+            end_warning: flakeid::layout::END_WARNING,
             drain: Duration::from_secs(10),
             window: flakeid::claim::DEFAULT_WINDOW,
             metrics: None,

@@ -395,7 +395,13 @@ async fn healthz() -> Response {
 
 async fn readyz(State(s): State<Arc<Service>>) -> Response {
     match s.readiness() {
-        Readiness::Ready => json(StatusCode::OK, "{\"status\":\"ready\"}"),
+        Readiness::Ready => match s.layout_warning() {
+            None => json(StatusCode::OK, "{\"status\":\"ready\"}"),
+            Some(warning) => json(
+                StatusCode::OK,
+                serde_json::json!({ "status": "ready", "warning": warning }).to_string(),
+            ),
+        },
         Readiness::NotReady(why) | Readiness::Lost(why) => {
             let body = serde_json::json!({ "status": "not ready", "reason": why }).to_string();
             json(StatusCode::SERVICE_UNAVAILABLE, body)
@@ -409,6 +415,7 @@ async fn metrics(State(s): State<Arc<Service>>) -> Result<Response, ServiceError
         return Err(ServiceError::NotFound);
     };
     crate::metrics::claim_gauges(s.minter().ok().as_deref());
+    crate::metrics::layout_gauge(s.layout());
     Ok(Response::builder()
         .header(header::CONTENT_TYPE, "text/plain; version=0.0.4")
         .body(handle.render().into())

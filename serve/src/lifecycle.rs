@@ -20,6 +20,7 @@ pub(crate) struct ClaimPlan {
     pub(crate) layout: flakeid::Layout,
     pub(crate) shards: usize,
     pub(crate) max_wait: Duration,
+    pub(crate) end_warning: Duration,
     pub(crate) ready_margin: Duration,
     /// After a loss (`None` before the first): the node ids earlier claims held, with
     /// the reservation each found; the namespace must still be there.
@@ -56,6 +57,7 @@ impl ClaimPlan {
         ShardedGenerator::builder(self.layout)
             .shards(self.shards.max(1))
             .max_wait(self.max_wait)
+            .end_warning(self.end_warning)
             .build_claimed(claims)
             .map(|g| Minter::claimed(g, self.ready_margin))
     }

@@ -41,6 +41,12 @@ pub const SERIES: &[(&str, Kind, &str, &str)] = &[
         "shards minting now (0 while claiming)",
     ),
     (
+        "flakeid_layout_seconds_left",
+        Kind::Gauge,
+        "",
+        "seconds until the layout runs out (no ID can be minted after): alert well before 0",
+    ),
+    (
         "flakeid_ids_minted_total",
         Kind::Counter,
         "",
@@ -264,6 +270,12 @@ const SERIES_WITH_LABELS: [&str; 10] = [
     "flakeid_claim_node_renewals_total",
     "flakeid_claim_node_renewal_failures_total",
 ];
+
+/// Sets the seconds the layout has left, before a scrape.
+pub(crate) fn layout_gauge(layout: &flakeid::Layout) {
+    let now = i128::from(flakeid::Clock::unix_ns(&flakeid::clock::SystemClock));
+    metrics::gauge!("flakeid_layout_seconds_left").set(layout.time_left(now).as_secs_f64());
+}
 
 /// Sets the per-node claim series and the process's, before a scrape.
 pub(crate) fn claim_gauges(minter: Option<&Minter>) {

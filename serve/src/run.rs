@@ -24,7 +24,8 @@ pub fn minter(config: Config) -> Result<Minter, StartError> {
     let shards = config.shards.max(1);
     let builder = ShardedGenerator::builder(config.layout)
         .shards(shards)
-        .max_wait(config.max_wait);
+        .max_wait(config.max_wait)
+        .end_warning(config.end_warning);
     match config.nodes {
         NodeSource::Nodes { first } => builder
             .nodes(first..first.saturating_add(shards as u64))
@@ -118,6 +119,7 @@ fn build(
         nodes,
         shards,
         max_wait,
+        end_warning,
         window,
         metrics: handle,
         tokens,
@@ -135,7 +137,8 @@ fn build(
     crate::metrics::register(&layout_label(&layout), names);
     let mut builder = Service::builder(layout)
         .limits(limits.clone())
-        .access_log(access_log);
+        .access_log(access_log)
+        .end_warning(end_warning);
     if let Some(h) = handle.clone() {
         builder = builder.metrics(h);
     }
@@ -148,7 +151,7 @@ fn build(
     let plan = match nodes {
         NodeSource::Nodes { first } => {
             let mut c = Config::new(layout, NodeSource::Nodes { first });
-            (c.shards, c.max_wait) = (shards, max_wait);
+            (c.shards, c.max_wait, c.end_warning) = (shards, max_wait, end_warning);
             let minter = minter(c)?;
             tracing::info!(
                 target: "flakeid_serve",
@@ -164,6 +167,7 @@ fn build(
             layout,
             shards,
             max_wait,
+            end_warning,
             ready_margin: window / 3,
             known: None,
             remedy: claim_remedy,

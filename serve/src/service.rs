@@ -26,6 +26,8 @@ pub struct Service {
     tls: Option<Arc<TlsKeys>>,
     limits: Limits,
     pub(crate) access_log: bool,
+    /// How long before the layout's end `/readyz` warns (zero: never).
+    end_warning: std::time::Duration,
     draining: AtomicBool,
     /// The tasks a request starts that outlive it (gRPC streams), awaited at the drain.
     pub(crate) tasks: tokio_util::task::TaskTracker,
@@ -56,6 +58,7 @@ pub struct ServiceBuilder {
     tls: Option<Arc<TlsKeys>>,
     limits: Limits,
     pub(crate) access_log: bool,
+    end_warning: std::time::Duration,
 }
 
 impl ServiceBuilder {
@@ -98,6 +101,14 @@ impl ServiceBuilder {
         self
     }
 
+    /// How long before the layout runs out `/readyz` says so (default
+    /// [`END_WARNING`](flakeid::layout::END_WARNING), a year; zero never): a `warning`
+    /// beside `"status":"ready"`. Past the end the service is not ready.
+    pub fn end_warning(mut self, margin: std::time::Duration) -> Self {
+        self.end_warning = margin;
+        self
+    }
+
     /// The service.
     pub fn build(self) -> Arc<Service> {
         Arc::new(Service {
@@ -110,6 +121,7 @@ impl ServiceBuilder {
             tls: self.tls,
             limits: self.limits,
             access_log: self.access_log,
+            end_warning: self.end_warning,
             draining: AtomicBool::new(false),
             tasks: tokio_util::task::TaskTracker::new(),
             ended: tokio_util::sync::CancellationToken::new(),
@@ -138,7 +150,14 @@ impl Service {
             tls: None,
             limits: Limits::default(),
             access_log: false,
+            end_warning: flakeid::layout::END_WARNING,
         }
+    }
+
+    /// What `/readyz` says beside "ready" when the layout runs out within the service's
+    /// end warning ([`ServiceBuilder::end_warning`]): its end and the days left.
+    pub fn layout_warning(&self) -> Option<String> {
+        flakeid_text::layout::ending_text(&self.layout, self.end_warning, now_unix_ns())
     }
 
     /// Whether requests must carry a token (`--token`): without, every request is admitted.
@@ -273,9 +292,24 @@ impl Service {
         if self.is_draining() {
             return Readiness::NotReady("draining: the server is shutting down".into());
         }
+        if self.layout.time_left(now_unix_ns()).is_zero() {
+            return Readiness::NotReady(
+                flakeid_text::layout::ending_text(
+                    &self.layout,
+                    std::time::Duration::MAX,
+                    now_unix_ns(),
+                )
+                .unwrap_or_default(),
+            );
+        }
         match &*self.minter.load() {
             Some(m) => m.readiness(),
             None => Readiness::NotReady(self.waiting_reason()),
         }
     }
+}
+
+/// The wall clock, in Unix nanoseconds.
+fn now_unix_ns() -> i128 {
+    i128::from(flakeid::Clock::unix_ns(&flakeid::clock::SystemClock))
 }

@@ -415,3 +415,53 @@ async fn range_gives_the_ids_of_a_span() {
     let (status, _, _) = call(&guarded, get("/v1/range?from=1796601600000")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
+
+/// A layout that runs out within the service's end warning (a year by default) is said in
+/// `/readyz` beside "ready", with its end and the days left; with the warning off, or on a
+/// layout whose end lies further off, `/readyz` is the plain "ready". A layout that ran
+/// out is not ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_says_when_the_layout_runs_out_soon() {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    // 2^31 ms (24.9 days) from a day ago.
+    let short: Layout = format!("time=31,seq=12,node=10,epoch={}", now_ms - 86_400_000)
+        .parse()
+        .unwrap();
+    let served = |layout: Layout, margin: Option<Duration>| {
+        let mut b = Service::builder(layout).minter(minter(layout, 1));
+        if let Some(margin) = margin {
+            b = b.end_warning(margin);
+        }
+        b.build()
+    };
+    let (status, _, body) = call(&served(short, None), get("/readyz")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let said: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(said["status"], "ready", "{body}");
+    let warning = said["warning"].as_str().unwrap();
+    assert!(
+        warning.contains("runs out at") && warning.contains("in 23."),
+        "{warning}"
+    );
+    for quiet in [
+        served(short, Some(Duration::ZERO)),
+        served(Layout::snowflake(), None),
+    ] {
+        let (status, _, body) = call(&quiet, get("/readyz")).await;
+        assert_eq!(
+            (status, body.as_str()),
+            (StatusCode::OK, "{\"status\":\"ready\"}")
+        );
+    }
+    // 2^31 ms from 30 days ago: over. Nothing can be minted, so not ready.
+    let over: Layout = format!("time=31,seq=12,node=10,epoch={}", now_ms - 30 * 86_400_000)
+        .parse()
+        .unwrap();
+    let s = Service::builder(over).build();
+    let (status, _, body) = call(&s, get("/readyz")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains("ran out at"), "{body}");
+}

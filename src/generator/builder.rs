@@ -66,6 +66,7 @@ pub(crate) struct Common {
     pub(crate) max_wait: Duration,
     pub(crate) fast_path: FastPath,
     pub(crate) short_slice: bool,
+    pub(crate) end_warning: Duration,
 }
 
 impl Default for Common {
@@ -76,6 +77,7 @@ impl Default for Common {
             max_wait: DEFAULT_MAX_WAIT,
             fast_path: FastPath::CompareAndSwap,
             short_slice: true,
+            end_warning: crate::layout::END_WARNING,
         }
     }
 }
@@ -111,6 +113,17 @@ macro_rules! common_setters {
         /// may lie.
         pub fn max_wait(mut self, bound: core::time::Duration) -> Self {
             self.common.max_wait = bound;
+            self
+        }
+
+        /// How long before its layout runs out a generator warns, when it is built
+        /// (default [`END_WARNING`](crate::layout::END_WARNING), a year): a `warn` event
+        /// with the end and the time left (feature `tracing`) and the gauge
+        /// `flakeid_layout_seconds_left` (feature `metrics`). `Duration::ZERO` never
+        /// warns. A layout that runs out stops minting ([`MintError::PastLifetime`](crate::MintError)),
+        /// as Baidu's uid-generator's default layout did on 2024-11-20.
+        pub fn end_warning(mut self, margin: core::time::Duration) -> Self {
+            self.common.end_warning = margin;
             self
         }
 
@@ -315,6 +328,12 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         clock: C,
     ) -> Result<Generator<C, G>, Error> {
         let node = common.check(layout.check_node(node)?)?;
+        // Said only where it can be heard: without metrics and tracing there is nowhere
+        // to say it (the tool and the service say it themselves).
+        #[cfg(any(feature = "metrics", feature = "tracing"))]
+        if let Some(left) = layout.ends_within(common.end_warning, i128::from(clock.unix_ns())) {
+            crate::observe::layout_ends_soon(&layout, left);
+        }
         let shape = Shape::of(&layout);
         if shape.word_bits() > 63 {
             return Err(Error::CannotMint {

@@ -26,6 +26,7 @@ pub use range::IdRange;
 pub use sonyflake::SonyflakeSettings;
 
 pub use crate::clock::CLOCK_END_UNIX_NS;
+pub use time::END_WARNING;
 
 use core::time::Duration;
 #[cfg(feature = "std")]

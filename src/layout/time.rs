@@ -1,12 +1,48 @@
 //! A layout's clock arithmetic: instants to ticks and back ([`Layout::ticks_at`],
-//! [`Layout::unix_ns_of`], ...), every result checked against the time field.
+//! [`Layout::unix_ns_of`], ...), every result checked against the time field; and how long
+//! a layout has left ([`Layout::time_left`], [`Layout::ends_within`]).
 
 #[cfg(feature = "std")]
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::*;
 
+/// How long before a layout runs out flakeid warns by default: a year
+/// ([`Layout::ends_within`], [`GeneratorBuilder::end_warning`](crate::GeneratorBuilder::end_warning),
+/// the tool and the service).
+pub const END_WARNING: Duration = Duration::from_secs(365 * 24 * 3600);
+
 impl Layout {
+    /// How long this layout has left at `unix_ns` (Unix nanoseconds) before its end
+    /// ([`Layout::end_unix_ns`]), the first instant it cannot hold: zero at or past it.
+    pub fn time_left(&self, unix_ns: i128) -> Duration {
+        duration_of_ns(self.end_unix_ns().saturating_sub(unix_ns).max(0))
+    }
+
+    /// The time left ([`Layout::time_left`]) where this layout runs out within `margin` of
+    /// `unix_ns`, or already has (zero); `None` where its end lies further off, or the
+    /// margin is zero. The generator, the tool and the service warn on it, from
+    /// [`END_WARNING`] (a year) before the end by default.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use flakeid::Layout;
+    /// use flakeid::layout::END_WARNING;
+    ///
+    /// // 2^30 ms (12.4 days) from its epoch: ends soon.
+    /// let short: Layout = "time=30,seq=12,node=10,epoch=2026-01-01T00:00:00Z".parse()?;
+    /// let now = 1_767_225_600_000_000_000 + 86_400_000_000_000; // a day in
+    /// let left = short.ends_within(END_WARNING, now).unwrap();
+    /// assert!(left > Duration::from_secs(11 * 86_400) && left < Duration::from_secs(12 * 86_400));
+    /// assert_eq!(short.ends_within(Duration::ZERO, now), None);
+    /// assert_eq!(Layout::snowflake().ends_within(END_WARNING, now), None);
+    /// # Ok::<(), flakeid::Error>(())
+    /// ```
+    pub fn ends_within(&self, margin: Duration, unix_ns: i128) -> Option<Duration> {
+        let left = self.time_left(unix_ns);
+        (!margin.is_zero() && left <= margin).then_some(left)
+    }
+
     /// The tick count of an instant given in Unix nanoseconds (any `i128`: before 1970 is
     /// [`Error::BeforeEpoch`], past the layout's end [`Error::PastLifetime`], even past
     /// the year 2554 that clocks stop at, so every decoded time composes back).

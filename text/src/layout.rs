@@ -105,6 +105,23 @@ pub fn order_name(o: Order) -> &'static str {
     }
 }
 
+/// What the tool and the service say when `layout` runs out within `margin` of `now_ns`
+/// (Unix ns; [`Layout::ends_within`]), or already has: its end, the time left, and what to
+/// do. `None` where its end lies further off.
+pub fn ending_text(layout: &Layout, margin: std::time::Duration, now_ns: i128) -> Option<String> {
+    let left = layout.ends_within(margin, now_ns)?;
+    let end = Timestamp(layout.end_unix_ns());
+    Some(match left.is_zero() {
+        true => format!(
+            "the layout ran out at {end}: no ID can be minted in it; move to a layout with a later end (a later epoch or more time bits)"
+        ),
+        false => format!(
+            "the layout runs out at {end}, in {:.1} days: after that no ID can be minted in it; move to a layout with a later end (a later epoch or more time bits) before then",
+            left.as_secs_f64() / 86_400.0
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -194,6 +194,10 @@ pub(crate) struct GenArgs {
     /// the end of its reserved window (e.g. 500ms, 5s, 1m).
     #[arg(long, default_value = "60s", value_parser = duration)]
     pub(crate) max_wait: std::time::Duration,
+    /// Warn on stderr when the layout runs out within this long (after its end no ID can
+    /// be minted in it); 0s never warns.
+    #[arg(long, default_value = "365d", value_parser = duration)]
+    pub(crate) end_warning: std::time::Duration,
     #[command(flatten)]
     pub(crate) claim: ClaimArgs,
     /// For tests: read the clock shifted by this much (+2s, -10s), to play a host whose

@@ -30,6 +30,11 @@ pub(crate) struct ServeArgs {
     /// which it answers 503 with Retry-After.
     #[arg(long, value_parser = duration, default_value = "100ms", env = "FLAKEID_MAX_WAIT")]
     pub(crate) max_wait: std::time::Duration,
+    /// Warn when the layout runs out within this long: a log line when the shards are
+    /// built, and a `warning` in /readyz (the gauge flakeid_layout_seconds_left is on
+    /// /metrics always); 0s never warns.
+    #[arg(long, default_value = "365d", value_parser = super::values::duration)]
+    pub(crate) end_warning: std::time::Duration,
     /// A file whose first line is the bearer token the mint and decode routes (HTTP and
     /// gRPC) require; the probes and /metrics stay open. Or set the token itself in
     /// FLAKEID_TOKEN (never on the command line, where other users see it).

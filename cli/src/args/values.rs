@@ -44,7 +44,7 @@ pub(super) fn node_range(text: &str) -> Result<std::ops::Range<u64>, String> {
     Ok(a..b)
 }
 
-/// A duration: a whole number and a unit (ns, us, ms, s, m, h), as 500ms or 5s.
+/// A duration: a whole number and a unit (ns, us, ms, s, m, h, d), as 500ms or 5s.
 pub(super) fn duration(text: &str) -> Result<std::time::Duration, String> {
     use std::time::Duration;
     let t = text.trim();
@@ -52,7 +52,7 @@ pub(super) fn duration(text: &str) -> Result<std::time::Duration, String> {
     let (n, unit) = t.split_at(split);
     let bad = || {
         format!(
-            "give a whole number and a unit (ns, us, ms, s, m, h), as 500ms or 5s (got {text:?})"
+            "give a whole number and a unit (ns, us, ms, s, m, h, d), as 500ms or 5s (got {text:?})"
         )
     };
     let n: u64 = n.parse().map_err(|_| bad())?;
@@ -63,6 +63,7 @@ pub(super) fn duration(text: &str) -> Result<std::time::Duration, String> {
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
         "h" => Duration::from_secs(n.saturating_mul(3600)),
+        "d" => Duration::from_secs(n.saturating_mul(86_400)),
         _ => return Err(bad()),
     };
     Ok(d)

@@ -222,7 +222,7 @@ fn a_new_holder_behind_the_reservation_fails_with_the_distance_then_catches_up()
 }
 
 /// A renewal that lands while a caller waits at the fence lets it through: minting
-/// recovers by itself.
+/// recovers by itself. The claim's status counts the caller while it waits, and not after.
 #[test]
 fn minting_resumes_when_a_renewal_lands_during_the_wait() {
     let store_clock = ManualClock::new(T0_NS);
@@ -233,8 +233,16 @@ fn minting_resumes_when_a_renewal_lands_during_the_wait() {
     clock.advance(WINDOW); // exactly at the fence
     std::thread::scope(|s| {
         let waiter = s.spawn(|| g.next_id());
-        // Let the minting thread reach the fence, then renew.
-        std::thread::sleep(Duration::from_millis(50));
+        // Once the minting thread waits at the fence (its status counts it), renew.
+        let deadline = std::time::Instant::now() + Duration::from_secs(4);
+        while g.claim_status().waiting_at_fence == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the caller never waited at the fence"
+            );
+            std::thread::yield_now();
+        }
+        assert_eq!(g.claim_status().waiting_at_fence, 1);
         g.renew_claim().unwrap();
         let id = waiter
             .join()
@@ -247,6 +255,7 @@ fn minting_resumes_when_a_renewal_lands_during_the_wait() {
                 .unwrap()
         );
     });
+    assert_eq!(g.claim_status().waiting_at_fence, 0);
 }
 
 /// Pools: the lowest free id first, a full pool names itself and the count held, a

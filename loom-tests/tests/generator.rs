@@ -316,7 +316,12 @@ fn a_lease_drop_wakes_the_waiting_thread() {
 #[test]
 fn a_wake_before_clear_lease_is_caught() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "wake_before_clear_model", "--nocapture"])
+        .args([
+            "--exact",
+            "wake_before_clear_model",
+            "--ignored",
+            "--nocapture",
+        ])
         .env("FLAKEID_LOOM_RUN_BROKEN", "1")
         .output()
         .unwrap();
@@ -331,8 +336,10 @@ fn a_wake_before_clear_lease_is_caught() {
     );
 }
 
-/// The broken handshake itself; runs only in the child process started above.
+/// The broken handshake itself; runs only in the child process started above (ignored in
+/// a run of its own, so that a normal run counts it as not run instead of passed).
 #[test]
+#[ignore = "the broken model: a_wake_before_clear_lease_is_caught runs it in a child"]
 fn wake_before_clear_model() {
     use loom::sync::atomic::{AtomicBool, Ordering};
     use loom::sync::{Condvar, Mutex};

@@ -94,15 +94,70 @@ mod tests {
     }
 
     /// Running out of descriptors (or memory) is told apart from a connection that went
-    /// away: only the first makes the loop pause.
+    /// away: only the first makes the loop pause. The numbers are the C library's, not
+    /// the code's.
     #[test]
     fn resource_errors_pause_the_loop() {
-        for errno in [24, 23, 105, 12] {
+        for errno in [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM] {
             assert!(out_of_resources(&std::io::Error::from_raw_os_error(errno)));
         }
-        for errno in [103, 104, 110] {
-            // ECONNABORTED, ECONNRESET, ETIMEDOUT
+        for errno in [libc::ECONNABORTED, libc::ECONNRESET, libc::ETIMEDOUT] {
             assert!(!out_of_resources(&std::io::Error::from_raw_os_error(errno)));
         }
+    }
+
+    /// The error the kernel gives a process out of descriptors is one that pauses the
+    /// loop: in a child process of this test binary (so that no other test is short of
+    /// descriptors) limited to 32 of them, connections are opened until one is refused,
+    /// and that refusal, the kernel's own, is out of resources.
+    #[test]
+    fn the_kernels_descriptor_limit_is_out_of_resources() {
+        const NAME: &str = "accept::tests::the_kernels_descriptor_limit_is_out_of_resources";
+        if std::env::var_os("FLAKEID_EMFILE_CHILD").is_some() {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let mut held = Vec::new();
+            for _ in 0..64 {
+                let refused = match std::net::TcpStream::connect(addr) {
+                    Ok(client) => {
+                        held.push(client);
+                        match listener.accept() {
+                            Ok((server, _)) => {
+                                held.push(server);
+                                continue;
+                            }
+                            Err(e) => e,
+                        }
+                    }
+                    Err(e) => e,
+                };
+                assert!(out_of_resources(&refused), "{refused:?}");
+                println!("refused as out of resources: {refused}");
+                return;
+            }
+            panic!("64 connections under a limit of 32 descriptors");
+        }
+        // util-linux's prlimit starts the child with the lower limit (this crate has no
+        // unsafe code to call setrlimit with).
+        let out = match std::process::Command::new("prlimit")
+            .arg("--nofile=32:32")
+            .arg(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--nocapture", "--test-threads", "1"])
+            .env("FLAKEID_EMFILE_CHILD", "1")
+            .output()
+        {
+            Ok(out) => out,
+            Err(e) if std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_none() => {
+                eprintln!("skipped: prlimit (util-linux) cannot be run: {e}");
+                return;
+            }
+            Err(e) => panic!("prlimit (util-linux) cannot be run: {e}"),
+        };
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && said.contains("refused as out of resources"),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }

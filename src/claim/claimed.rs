@@ -55,6 +55,10 @@ impl TickGate for ClaimGate {
         }
     }
 
+    fn waiting(&self, entered: bool) {
+        self.holder.waiting(entered);
+    }
+
     fn release(&mut self, last_tick: u64) {
         self.holder.release(Some(last_tick));
     }

@@ -43,6 +43,13 @@ pub trait TickGate: sealed::Sealed + fmt::Debug {
         None
     }
 
+    /// A caller starts (`true`) or stops (`false`) waiting for the gate to open, for the
+    /// gate's status.
+    #[doc(hidden)]
+    fn waiting(&self, entered: bool) {
+        let _ = entered;
+    }
+
     /// The generator is dropped with `last_tick` its last tick minted in.
     #[doc(hidden)]
     fn release(&mut self, last_tick: u64) {

@@ -344,6 +344,14 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         budget: &mut WaitBudget,
     ) -> Result<(), MintError> {
         let node = self.node;
+        /// Counts the caller as waiting at the gate while it sleeps there.
+        struct Waiting<'a, G: TickGate>(&'a G);
+        impl<G: TickGate> Drop for Waiting<'_, G> {
+            fn drop(&mut self) {
+                self.0.waiting(false);
+            }
+        }
+        let mut waiting = None;
         loop {
             if self.gate.allows(tick) {
                 return Ok(());
@@ -354,6 +362,10 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             let left = self.max_wait.saturating_sub(self.waited(budget));
             if !BLOCK || left.is_zero() {
                 return Err(MintError::ReservationExpired { node });
+            }
+            if waiting.is_none() {
+                self.gate.waiting(true);
+                waiting = Some(Waiting(&self.gate));
             }
             sync::sleep(left.min(Duration::from_micros(500)));
         }

@@ -44,6 +44,9 @@ pub struct ClaimStatus {
     pub failures: u64,
     /// The error of the last failed renewal, if the last renewal failed.
     pub last_error: Option<ClaimError>,
+    /// Callers blocked at the fence now, waiting (at most `max_wait`) for a renewal to
+    /// move it: more than 0 for long means renewals are late.
+    pub waiting_at_fence: usize,
 }
 
 #[derive(Debug, Default)]
@@ -73,6 +76,8 @@ struct Shared {
     stop: Mutex<bool>,
     wake: Condvar,
     stats: Mutex<Stats>,
+    /// Callers blocked at the fence now, waiting for a renewal.
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 /// Where the background renewal runs.
@@ -270,6 +275,7 @@ impl Holder {
                 renewals: 1,
                 ..Stats::default()
             }),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
         });
         #[cfg(feature = "tokio")]
         if let (true, Some(runtime)) = (background, &claims.runtime) {
@@ -376,7 +382,17 @@ impl Holder {
             renewals: stats.renewals,
             failures: stats.failures,
             last_error: stats.last_error.clone(),
+            waiting_at_fence: s.waiting.load(std::sync::atomic::Ordering::Relaxed),
         }
+    }
+
+    /// A caller starts (`true`) or stops waiting at the fence.
+    pub(crate) fn waiting(&self, entered: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        match entered {
+            true => self.shared.waiting.fetch_add(1, Relaxed),
+            false => self.shared.waiting.fetch_sub(1, Relaxed),
+        };
     }
 
     /// Stops the renewal and releases the id with the reservation cut to the end of

@@ -667,3 +667,43 @@ fn the_deployment_files_pass_the_operators_tools() {
     }
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// The PostgreSQL claims the Kubernetes example shows beside etcd's are a URL the store
+/// reads: every parameter known, TLS verified with a client certificate, the primary found
+/// among the hosts. Opened with its hosts swapped for a closed port on loopback, it fails
+/// on what is missing here (the certificate files, the server), never on the URL itself.
+#[cfg(feature = "postgres")]
+#[test]
+fn the_kubernetes_examples_postgres_claims_are_a_url_the_store_reads() {
+    use flakeid::claim::{ClaimError, OpenOptions};
+
+    let yaml = deploy("flakeid-serve.yaml");
+    let url = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("#   value: \"postgres://"))
+        .map(|rest| format!("postgres://{}", rest.trim_end_matches('"')))
+        .expect("a PostgreSQL URL in the Kubernetes example");
+    for part in [
+        "sslmode=verify-full",
+        "ca=",
+        "cert=",
+        "key=",
+        "target_session_attrs=read-write",
+    ] {
+        assert!(url.contains(part), "{url} lacks {part}");
+    }
+    assert!(yaml.contains("FLAKEID_CLAIM_PASSWORD_FILE: /etc/flakeid/postgres/password"));
+    let (_, hosts) = url.split_once('@').unwrap();
+    let (hosts, _) = hosts.split_once('/').unwrap();
+    let local = url.replacen(hosts, "127.0.0.1:1", 1);
+    let options = OpenOptions::default().timeout(std::time::Duration::from_millis(500));
+    if let Err(ClaimError::BadUrl { reason, .. }) = flakeid_stores::open(&local, &options) {
+        panic!("{local}: {reason}");
+    }
+    // A misspelt parameter is what BadUrl looks like.
+    let misspelt = local.replacen("sslmode=", "ssl_mode=", 1);
+    assert!(matches!(
+        flakeid_stores::open(&misspelt, &options),
+        Err(ClaimError::BadUrl { .. })
+    ));
+}

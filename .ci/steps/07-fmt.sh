@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# fmt
+source "$(dirname "$0")/../lib.sh"
+cargo fmt --all -- --check

@@ -489,7 +489,7 @@ fn a_failed_background_renewal_is_tried_again_before_the_next_period() {
     }));
     let g = Generator::builder(Layout::snowflake())
         .build_claimed(
-            Claims::with_store(Arc::clone(&store) as Arc<dyn ClaimStore>)
+            Claims::new(Arc::clone(&store) as Arc<dyn ClaimStore>)
                 .window(Duration::from_secs(20))
                 .renew_every(every),
         )
@@ -811,7 +811,7 @@ fn a_claim_again_after_a_loss_refuses_a_store_that_forgot() {
     let _ = std::fs::remove_dir_all(&dir);
     let store: Arc<dyn ClaimStore> = Arc::new(FileStore::open(&dir).unwrap());
     let claims = || {
-        Claims::with_store(Arc::clone(&store))
+        Claims::new(Arc::clone(&store))
             .namespace("forgot")
             .nodes(0..2)
             .manual_renewal()

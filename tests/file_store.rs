@@ -302,7 +302,7 @@ fn files_that_are_not_regular_are_skipped_without_blocking() {
     // A healthy holder of node 5, renewing on its own, minting.
     let generator = Generator::builder(Layout::snowflake())
         .build_claimed(
-            Claims::with_store(Arc::clone(&store) as Arc<dyn ClaimStore>)
+            Claims::new(Arc::clone(&store) as Arc<dyn ClaimStore>)
                 .namespace("orders")
                 .nodes(5..6)
                 .window(Duration::from_millis(600)),

@@ -79,7 +79,7 @@ pub(crate) fn claims_of(url: &str, a: &ClaimArgs) -> CliResult<Claims> {
     if let Some(ttl) = a.ttl {
         options = options.ttl(ttl);
     }
-    let mut claims = Claims::with_store(open(url, &options)?).namespace(a.store.namespace());
+    let mut claims = Claims::new(open(url, &options)?).namespace(a.store.namespace());
     if let Some(pool) = &a.nodes {
         claims = claims.nodes(pool.clone());
     }

@@ -436,7 +436,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
         let alice = flakeid_stores::open(&alice_url, &options).unwrap();
         let generator = flakeid::Generator::builder(layout)
             .build_claimed(
-                Claims::with_store(alice.clone())
+                Claims::new(alice.clone())
                     .namespace(ns)
                     .nodes(0..2)
                     .window(Duration::from_secs(2)),
@@ -463,7 +463,7 @@ fn open_znodes_under_a_user_are_repaired_and_stay_closed_to_others() {
         for url in [zk.url(), mallory_url.clone()] {
             let other = flakeid_stores::open(&url, &options).unwrap();
             let refused = flakeid::Generator::builder(layout).build_claimed(
-                Claims::with_store(other)
+                Claims::new(other)
                     .namespace(ns)
                     .nodes(0..2)
                     .pool_wait(Duration::from_secs(1))

@@ -230,7 +230,7 @@ pub fn a_new_holder_10s_behind_fails_with_the_distance_then_mints_above(
     let store = open(&url, &options).unwrap();
     let reserved = store.list("behind").unwrap()[0].reserved_until_unix_ns;
     let claims = || {
-        Claims::with_store(store.clone())
+        Claims::new(store.clone())
             .namespace("behind")
             .nodes(0..1)
             .window(Duration::from_secs(2))

@@ -105,7 +105,7 @@ impl PyClaimed {
         let url = url.to_string();
         let namespace = namespace.to_string();
         let built = py.detach(move || {
-            let mut claims = Claims::with_store(open(&url, &options)?)
+            let mut claims = Claims::new(open(&url, &options)?)
                 .namespace(namespace)
                 .window(window);
             if let Some((start, end)) = nodes {

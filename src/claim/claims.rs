@@ -11,6 +11,25 @@ use super::{
     ClaimError, ClaimStore, DEFAULT_NAMESPACE, DEFAULT_WINDOW, OpenOptions, open, open_with,
 };
 
+/// A store [`Claims::new`] takes: any [`ClaimStore`], or one already shared
+/// (`Arc<dyn ClaimStore>`, as the stores opened by URL come).
+pub trait IntoClaimStore {
+    /// The store, shared.
+    fn into_claim_store(self) -> Arc<dyn ClaimStore>;
+}
+
+impl<S: ClaimStore + 'static> IntoClaimStore for S {
+    fn into_claim_store(self) -> Arc<dyn ClaimStore> {
+        Arc::new(self)
+    }
+}
+
+impl IntoClaimStore for Arc<dyn ClaimStore> {
+    fn into_claim_store(self) -> Arc<dyn ClaimStore> {
+        self
+    }
+}
+
 /// How a generator claims its node id: the store, the namespace, the pool, the window.
 /// Give it to [`GeneratorBuilder::build_claimed`](crate::GeneratorBuilder::build_claimed)
 /// or [`ShardedBuilder::build_claimed`](crate::generator::ShardedBuilder::build_claimed).
@@ -44,16 +63,13 @@ impl fmt::Debug for Claims {
 }
 
 impl Claims {
-    /// Claims from `store`, in [`DEFAULT_NAMESPACE`], from the layout's whole node field,
-    /// with a [`DEFAULT_WINDOW`] renewed in a background thread every third of it.
-    pub fn new(store: impl ClaimStore + 'static) -> Claims {
-        Claims::with_store(Arc::new(store))
-    }
-
-    /// [`Claims::new`] with a store already shared.
-    pub fn with_store(store: Arc<dyn ClaimStore>) -> Claims {
+    /// Claims from `store` (a store, or one already shared: an `Arc<dyn ClaimStore>` as
+    /// [`open`] and `flakeid_stores::open` return), in [`DEFAULT_NAMESPACE`], from the
+    /// layout's whole node field, with a [`DEFAULT_WINDOW`] renewed in a background thread
+    /// every third of it.
+    pub fn new(store: impl IntoClaimStore) -> Claims {
         Claims {
-            store,
+            store: store.into_claim_store(),
             namespace: DEFAULT_NAMESPACE.into(),
             pool: None,
             window: DEFAULT_WINDOW,
@@ -70,12 +86,12 @@ impl Claims {
 
     /// [`Claims::new`] with the store a URL names (see [`open`]).
     pub fn open(url: &str) -> Result<Claims, ClaimError> {
-        Ok(Claims::with_store(open(url)?))
+        Ok(Claims::new(open(url)?))
     }
 
     /// [`Claims::open`] with the options of a network store (see [`open_with`]).
     pub fn open_with(url: &str, options: &OpenOptions) -> Result<Claims, ClaimError> {
-        Ok(Claims::with_store(open_with(url, options)?))
+        Ok(Claims::new(open_with(url, options)?))
     }
 
     /// The store.

@@ -77,7 +77,7 @@ use core::time::Duration;
 pub use access::{Access, ReadAccess, Secret};
 pub use cancel::Cancel;
 pub use claimed::{ClaimGate, ClaimedGenerator};
-pub use claims::Claims;
+pub use claims::{Claims, IntoClaimStore};
 pub use error::{ClaimError, ClaimErrorKind};
 pub use fence::ClaimState;
 pub(crate) use fence::Fence;

@@ -11,7 +11,7 @@
 //!
 //! let store = flakeid_stores::open("etcd://10.0.0.5:2379", &OpenOptions::default())?;
 //! let generator = Generator::builder(Layout::snowflake())
-//!     .build_claimed(Claims::with_store(store).namespace("orders"))?;
+//!     .build_claimed(Claims::new(store).namespace("orders"))?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

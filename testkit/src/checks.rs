@@ -236,7 +236,7 @@ pub fn one_namespace_is_one_layout(backend: &dyn Backend, ns: &str) {
     let other = format!("{ns}-other");
     b.bind_layout(&other, &sonyflake).unwrap();
     let refused = flakeid::Generator::builder(Layout::sonyflake()).build_claimed(
-        Claims::with_store(Arc::clone(&b))
+        Claims::new(Arc::clone(&b))
             .namespace(ns)
             .nodes(0..2)
             .pool_wait(Duration::ZERO)

@@ -122,7 +122,7 @@ pub fn waiting_sets_never_split_a_pool(backend: &dyn Backend, ns: &str) {
                 });
                 let ns = ns.clone();
                 std::thread::spawn(move || {
-                    let claims = Claims::with_store(store)
+                    let claims = Claims::new(store)
                         .namespace(ns)
                         .nodes(0..4)
                         .instance(format!("claimant-{i}"))
@@ -348,7 +348,7 @@ pub fn waiters_are_served_in_the_order_they_began_waiting(backend: &dyn Backend,
         });
         let ns = String::from(ns);
         threads.push(std::thread::spawn(move || {
-            let claims = Claims::with_store(store)
+            let claims = Claims::new(store)
                 .namespace(ns)
                 .nodes(0..1)
                 .instance(format!("waiter-{i}"))

@@ -71,63 +71,20 @@ fn shards(a: &ServeArgs) -> (usize, &'static str) {
     }
 }
 
+/// `flakeid serve`: the settings read, then the server run until a signal stops it or a
+/// lost claim ends it.
 pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     logs(a.log_format)?;
     let layout = parse_layout(&LayoutArg {
         layout: a.layout.clone(),
     })?;
     let (shards, why) = shards(&a);
-    let nodes = match &a.claim.store.claim {
-        Some(url) => NodeSource::Claims(claims_of(url, &a.claim)?),
-        None => match a.node {
-            Some(first) => NodeSource::Nodes { first },
-            None if layout.node_bits() == 0 => NodeSource::Nodes { first: 0 },
-            None => {
-                return Err(CliError::new(
-                    Some("--node"),
-                    "give --node N (shard k mints on node N + k) or --claim URL (each shard claims its node id)",
-                ));
-            }
-        },
-    };
-    let metrics = metrics_exporter_prometheus::PrometheusBuilder::new()
-        .set_buckets_for_metric(
-            metrics_exporter_prometheus::Matcher::Suffix("duration_seconds".into()),
-            &LATENCY_BUCKETS,
-        )
-        .and_then(|b| b.install_recorder())
-        .map_err(|e| CliError::new(None, format!("installing the metrics recorder: {e}")))?;
-    let tokens = match (&a.token_file, std::env::var("FLAKEID_TOKEN")) {
-        (Some(path), _) => {
-            Some(Tokens::from_file(path).map_err(|e| CliError::new(Some("--token-file"), e))?)
-        }
-        (None, Ok(text)) => Some(Tokens::fixed(
-            flakeid_serve::Token::new(&text)
-                .map_err(|e| CliError::new(None, format!("FLAKEID_TOKEN: {e}")))?,
-        )),
-        (None, Err(_)) => None,
-    };
-    let tls = match (&a.tls_cert, &a.tls_key) {
-        (Some(cert), Some(key)) => Some(
-            flakeid_serve::TlsKeys::load(cert, key)
-                .map_err(|e| CliError::new(Some("--tls-cert"), e))?,
-        ),
-        _ => None,
-    };
+    let nodes = node_source(&a, &layout)?;
+    let tokens = tokens(&a)?;
+    let tls = tls(&a)?;
     warn_exposed(&a, tls.is_some(), tokens.is_some());
     let descriptors = flakeid_serve::raise_descriptor_limit();
     give_memory_back();
-    let mut limits = Limits::default();
-    limits.header_timeout = a.header_timeout;
-    limits.idle_timeout = a.idle_timeout;
-    limits.request_timeout = a.request_timeout;
-    limits.write_timeout = a.write_timeout;
-    limits.keepalive_interval = (!a.keepalive.is_zero()).then_some(a.keepalive);
-    limits.max_connections = a.max_connections as usize;
-    limits.max_streams = a.max_streams;
-    limits.streams_per_connection = a.streams_per_connection;
-    limits.max_decode = a.max_decode as usize;
-    limits.max_bulk = 2 * shards;
     let mut config = Config::new(layout, nodes);
     config.shards = shards;
     config.listen = a.listen;
@@ -136,10 +93,10 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     config.end_warning = a.end_warning;
     config.drain = a.drain;
     config.window = a.claim.window.unwrap_or(flakeid::claim::DEFAULT_WINDOW);
-    config.metrics = Some(metrics);
+    config.metrics = Some(metrics_recorder()?);
     config.tokens = tokens;
     config.tls = tls.clone();
-    config.limits = limits;
+    config.limits = limits(&a, shards);
     config.on_claim_lost = match a.on_claim_lost {
         OnClaimLost::Reclaim => flakeid_serve::OnClaimLost::Reclaim,
         OnClaimLost::Exit => flakeid_serve::OnClaimLost::Exit,
@@ -154,37 +111,7 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     let https = tls.is_some();
     let service: Arc<OnceLock<Arc<Service>>> = Arc::default();
     let outcome = runtime.block_on(async move {
-        // The handlers go in before the listeners come up (not when `stop` is first
-        // polled): a signal sent once the server is listening must never meet the default
-        // action.
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler");
-        let mut int = signal(SignalKind::interrupt()).expect("a SIGINT handler");
-        let mut hup = signal(SignalKind::hangup()).expect("a SIGHUP handler");
-        let stop = {
-            let service = Arc::clone(&service);
-            async move {
-                loop {
-                    tokio::select! {
-                        _ = term.recv() => {
-                            tracing::info!(target: LOG, "SIGTERM: stopping");
-                            return;
-                        }
-                        _ = int.recv() => {
-                            tracing::info!(target: LOG, "SIGINT: stopping");
-                            return;
-                        }
-                        _ = hup.recv() => match service.get() {
-                            Some(s) => {
-                                tracing::info!(target: LOG, "SIGHUP: reloading the token file and the TLS certificate");
-                                s.reload();
-                            }
-                            None => tracing::info!(target: LOG, "SIGHUP: not serving yet, nothing to reload"),
-                        },
-                    }
-                }
-            }
-        };
+        let stop = stop_on_signals(Arc::clone(&service));
         flakeid_serve::run(config, stop, |s, http, grpc| {
             let _ = service.set(Arc::clone(s));
             let grpc = grpc.map(|g| format!(", gRPC on {g}")).unwrap_or_default();
@@ -203,6 +130,115 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     });
     // The runtime's end waits for its blocking tasks (a claim called off): bounded.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    ended(outcome)
+}
+
+/// Where the shards' node ids come from: `--claim`, else `--node` (a layout without node
+/// bits needs neither).
+fn node_source(a: &ServeArgs, layout: &flakeid::Layout) -> CliResult<NodeSource> {
+    Ok(match &a.claim.store.claim {
+        Some(url) => NodeSource::Claims(claims_of(url, &a.claim)?),
+        None => match a.node {
+            Some(first) => NodeSource::Nodes { first },
+            None if layout.node_bits() == 0 => NodeSource::Nodes { first: 0 },
+            None => {
+                return Err(CliError::new(
+                    Some("--node"),
+                    "give --node N (shard k mints on node N + k) or --claim URL (each shard claims its node id)",
+                ));
+            }
+        },
+    })
+}
+
+/// The process's Prometheus recorder, with the latency histograms' buckets.
+fn metrics_recorder() -> CliResult<metrics_exporter_prometheus::PrometheusHandle> {
+    metrics_exporter_prometheus::PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            metrics_exporter_prometheus::Matcher::Suffix("duration_seconds".into()),
+            &LATENCY_BUCKETS,
+        )
+        .and_then(|b| b.install_recorder())
+        .map_err(|e| CliError::new(None, format!("installing the metrics recorder: {e}")))
+}
+
+/// The bearer tokens: `--token-file`, else `FLAKEID_TOKEN`, else none.
+fn tokens(a: &ServeArgs) -> CliResult<Option<Arc<Tokens>>> {
+    Ok(match (&a.token_file, std::env::var("FLAKEID_TOKEN")) {
+        (Some(path), _) => {
+            Some(Tokens::from_file(path).map_err(|e| CliError::new(Some("--token-file"), e))?)
+        }
+        (None, Ok(text)) => Some(Tokens::fixed(
+            flakeid_serve::Token::new(&text)
+                .map_err(|e| CliError::new(None, format!("FLAKEID_TOKEN: {e}")))?,
+        )),
+        (None, Err(_)) => None,
+    })
+}
+
+/// The listeners' certificate and key, where both are given.
+fn tls(a: &ServeArgs) -> CliResult<Option<Arc<flakeid_serve::TlsKeys>>> {
+    match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => flakeid_serve::TlsKeys::load(cert, key)
+            .map(Some)
+            .map_err(|e| CliError::new(Some("--tls-cert"), e)),
+        _ => Ok(None),
+    }
+}
+
+/// The bounds on connections and requests, from the flags.
+fn limits(a: &ServeArgs, shards: usize) -> Limits {
+    let mut limits = Limits::default();
+    limits.header_timeout = a.header_timeout;
+    limits.idle_timeout = a.idle_timeout;
+    limits.request_timeout = a.request_timeout;
+    limits.write_timeout = a.write_timeout;
+    limits.keepalive_interval = (!a.keepalive.is_zero()).then_some(a.keepalive);
+    limits.max_connections = a.max_connections as usize;
+    limits.max_streams = a.max_streams;
+    limits.streams_per_connection = a.streams_per_connection;
+    limits.max_decode = a.max_decode as usize;
+    limits.max_bulk = 2 * shards;
+    limits
+}
+
+/// Ends at SIGTERM or SIGINT; at SIGHUP, reloads the token file and the TLS pair of the
+/// service once it serves. The handlers go in when this is called, before the listeners
+/// come up (not when it is first polled): a signal sent once the server is listening must
+/// never meet the default action.
+fn stop_on_signals(
+    service: Arc<OnceLock<Arc<Service>>>,
+) -> impl std::future::Future<Output = ()> + Send {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("a SIGINT handler");
+    let mut hup = signal(SignalKind::hangup()).expect("a SIGHUP handler");
+    async move {
+        loop {
+            tokio::select! {
+                _ = term.recv() => {
+                    tracing::info!(target: LOG, "SIGTERM: stopping");
+                    return;
+                }
+                _ = int.recv() => {
+                    tracing::info!(target: LOG, "SIGINT: stopping");
+                    return;
+                }
+                _ = hup.recv() => match service.get() {
+                    Some(s) => {
+                        tracing::info!(target: LOG, "SIGHUP: reloading the token file and the TLS certificate");
+                        s.reload();
+                    }
+                    None => tracing::info!(target: LOG, "SIGHUP: not serving yet, nothing to reload"),
+                },
+            }
+        }
+    }
+}
+
+/// The exit of a server that ran: 0 when stopped, `CLAIM_LOST` when a lost claim ended
+/// it, the error when it could not start.
+fn ended(outcome: Result<Outcome, flakeid_serve::StartError>) -> CliResult<ExitCode> {
     match outcome {
         Ok(Outcome::Stopped) => {
             tracing::info!(target: LOG, "flakeid serve: stopped; every claim released");
@@ -220,7 +256,6 @@ pub(crate) fn run(a: ServeArgs) -> CliResult<ExitCode> {
     }
 }
 
-/// A loud warning for each listener other hosts can reach without TLS or without a token.
 fn warn_exposed(a: &ServeArgs, tls: bool, token: bool) {
     for (name, addr) in [
         ("--listen", Some(a.listen)),

@@ -8,13 +8,16 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use flakeid::Id;
 use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
 
 use crate::authorized::Authorized;
 use crate::routes::JSON;
 use crate::{Service, ServiceError};
+
+/// Decoded rows one a line.
+const NDJSON: &str = "application/x-ndjson";
 
 /// One element of a JSON array of IDs: a decimal (or `0x`, base32) string, or a number.
 enum Element {
@@ -143,19 +146,11 @@ pub(crate) async fn decode(
         },
         _ => ServiceError::BadRequest(format!("{}: send the IDs as the body", e.body_text())),
     })?;
-    let ndjson = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|a| a.contains("application/x-ndjson"));
+    let ndjson = crate::media::Accept::of(&headers).pick(&["application/json", NDJSON]) == NDJSON;
     let ids = decode_input(&body, limits.max_decode)?;
     let rows = decode_rows(&s, &ids, ndjson).await?;
-    Ok(Response::builder()
-        .header(
-            header::CONTENT_TYPE,
-            if ndjson { "application/x-ndjson" } else { JSON },
-        )
-        .body(rows.into())
-        .expect("a valid response"))
+    let content_type = if ndjson { NDJSON } else { JSON };
+    Ok(([(header::CONTENT_TYPE, content_type)], rows).into_response())
 }
 
 /// The rows of `ids` as `flakeid decode --json` writes them: NDJSON, or joined into a

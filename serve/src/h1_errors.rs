@@ -6,6 +6,11 @@
 //! which no response of the service starts with) and sends in its place the same status
 //! with `{"error": ...}`, as every other error of the service has. Everything else passes
 //! through untouched.
+//!
+//! The heads are hyper's exact bytes: `cli/tests/serve_limits.rs`
+//! (`requests_hyper_cannot_read_get_json_errors`) sends each kind of request to the built
+//! server and fails unless the answer is the JSON one, so a hyper upgrade that changes
+//! them fails that test instead of passing bodiless errors through.
 
 use std::io::IoSlice;
 use std::pin::Pin;

@@ -193,19 +193,19 @@ pub(crate) enum Form {
     Packed,
 }
 
+/// The form of a batch the client weighs highest in its `Accept` (JSON where it says
+/// nothing, or nothing this route has).
 pub(crate) fn form(headers: &HeaderMap) -> Form {
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if accept.contains("application/octet-stream") {
-        Form::Packed
-    } else if accept.contains("text/plain") {
-        Form::Lines
-    } else {
-        Form::Json
+    const OFFERED: [&str; 3] = [JSON_TYPE, "text/plain", "application/octet-stream"];
+    match crate::media::Accept::of(headers).pick(&OFFERED) {
+        "application/octet-stream" => Form::Packed,
+        "text/plain" => Form::Lines,
+        _ => Form::Json,
     }
 }
+
+/// JSON's media type, without parameters.
+const JSON_TYPE: &str = "application/json";
 
 impl Form {
     pub(crate) fn content_type(self) -> &'static str {
@@ -416,10 +416,11 @@ async fn metrics(State(s): State<Arc<Service>>) -> Result<Response, ServiceError
     };
     crate::metrics::claim_gauges(s.minter().ok().as_deref());
     crate::metrics::layout_gauge(s.layout());
-    Ok(Response::builder()
-        .header(header::CONTENT_TYPE, "text/plain; version=0.0.4")
-        .body(handle.render().into())
-        .expect("a valid response"))
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        handle.render(),
+    )
+        .into_response())
 }
 
 async fn not_found() -> ServiceError {

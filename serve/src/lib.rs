@@ -50,6 +50,7 @@ mod h1_errors;
 mod http;
 mod lifecycle;
 mod listen;
+mod media;
 pub mod metrics;
 mod mint;
 mod routes;

@@ -103,7 +103,7 @@
 //! | [`generator`] | batches ([`generator::Ids`]), leases ([`generator::Lease`]), [`generator::FastPath`], [`generator::TickGate`], [`generator::ShardedBuilder`] |
 //! | [`clock`] | the clocks, [`clock::NO_RECENT_READING`], and [`clock::CLOCK_END_UNIX_NS`], where every clock stops |
 //! | [`decode`] | batch decoding into columns (AVX2, AVX-512, scalar), the backends and their pick |
-//! | [`claim`] (`std`) | fleet-safe node ids: claimed from a store, fenced by a reserved window, [`claim::ClaimedGenerator`] |
+//! | [`claim`] (`claim`, on by default) | fleet-safe node ids: claimed from a store, fenced by a reserved window, [`claim::ClaimedGenerator`] |
 //! | [`error`] | the errors, [`error::ErrorKind`] (an [`Error`]'s remedy: fix the settings, fix the input, retry) and [`error::Field`] |
 //! | [`node`] | Sonyflake's private-IP machine id |
 //! | [`rfc3339`] | RFC 3339 text for instants, years past 9999 included |
@@ -156,7 +156,7 @@
 
 #[cfg(feature = "std")]
 pub mod affinity;
-#[cfg(all(feature = "std", target_has_atomic = "64"))]
+#[cfg(all(feature = "claim", target_has_atomic = "64"))]
 pub mod claim;
 pub mod clock;
 pub mod decode;
@@ -202,11 +202,11 @@ pub mod __private {
 
     /// A claimed generator's fence (crate-private elsewhere), for the loom models of the
     /// renewal order.
-    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    #[cfg(all(feature = "claim", target_has_atomic = "64"))]
     pub use crate::claim::fence::Fence;
 
     /// A claimed generator's fence, for the loom models of the renewal order.
-    #[cfg(all(feature = "std", target_has_atomic = "64"))]
+    #[cfg(all(feature = "claim", target_has_atomic = "64"))]
     pub fn fence<C>(generator: &crate::claim::ClaimedGenerator<C>) -> &Fence {
         generator.gate.holder().fence()
     }

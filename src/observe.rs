@@ -59,6 +59,7 @@ pub(crate) fn layout_ends_soon(layout: &crate::Layout, left: Duration) {
 }
 
 /// A claim's renewal failed: the store did not take the new reservation.
+#[cfg(feature = "claim")]
 #[inline(always)]
 pub(crate) fn claim_renewal_failed(node: u64, lost: bool, error: &dyn core::fmt::Display) {
     #[cfg(feature = "metrics")]
@@ -78,6 +79,7 @@ pub(crate) fn claim_renewal_failed(node: u64, lost: bool, error: &dyn core::fmt:
 }
 
 /// A claim was taken: its first reservation is in the store.
+#[cfg(feature = "claim")]
 #[inline(always)]
 pub(crate) fn claim_taken(
     node: u64,
@@ -102,6 +104,7 @@ pub(crate) fn claim_taken(
 }
 
 /// A renewal succeeded after `failed` renewals in a row had failed.
+#[cfg(feature = "claim")]
 #[inline(always)]
 pub(crate) fn claim_recovered(node: u64, failed: u64) {
     #[cfg(feature = "metrics")]
@@ -113,6 +116,7 @@ pub(crate) fn claim_recovered(node: u64, failed: u64) {
 
 /// A claim was released, its reservation cut to `reserved_until_unix_ns`; `error` if the
 /// store did not take the release.
+#[cfg(feature = "claim")]
 #[inline(always)]
 pub(crate) fn claim_released(
     node: u64,

@@ -111,6 +111,21 @@ fn the_timer_thread_asks_for_the_short_slice() {
         std::thread::yield_now();
     }
     let tid = thread_named("flakeid-timer").expect("the timer thread runs");
+    // Its timer slack is 1 µs (the kernel's default, 50 µs, would make each wake as late).
+    let bound = Instant::now() + Duration::from_secs(10);
+    let slack = || {
+        std::fs::read_to_string(format!("/proc/{tid}/timerslack_ns"))
+            .map(|t| t.trim().to_string())
+            .ok()
+    };
+    while slack().as_deref() != Some("1000") {
+        assert!(
+            Instant::now() < bound,
+            "the timer thread's slack: {:?}",
+            slack()
+        );
+        std::thread::yield_now();
+    }
     // It asks as it starts, before its first wait: by now it has.
     let bound = Instant::now() + Duration::from_secs(10);
     while fair_slice_of(tid) != Some(SHORT) {

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # layers: the core has no network client in any feature; the tool without serve has no HTTP or gRPC stack
 source "$(dirname "$0")/../lib.sh"
+# The generator alone (no claims) is the small crate: nothing of the claims' system crates.
+if cargo tree -p flakeid --no-default-features --features std -e normal --prefix none | grep -E '^rustix '; then
+    echo "the core without its claim feature pulls in rustix" >&2
+    exit 1
+fi
 if cargo tree -p flakeid -e normal --prefix none | grep -E '^(clap|serde_json|tokio|tonic|etcd-client|zookeeper-client|tokio-postgres|signal-hook) '; then
     echo "the core crate's default build pulls in the crates above" >&2
     exit 1

@@ -280,9 +280,10 @@ impl Layout {
     }
     /// The same layout with the node field not split into datacenter and worker: the
     /// same IDs, named differently.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "claim")]
     pub(crate) const fn without_datacenter_split(mut self) -> Layout {
         self.datacenter_bits = 0;
+        self.parts = NodeParts::DatacenterWorker;
         self
     }
     /// Width of Snowflake's worker part, the low bits of the node field.

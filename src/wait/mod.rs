@@ -266,7 +266,8 @@ impl Timer {
         #[cfg(any(target_os = "linux", target_os = "android"))]
         {
             // Its own slack only: the default (50 µs) would make every wake that late.
-            let _ = rustix::thread::set_current_timer_slack(core::num::NonZeroU64::new(1_000));
+            #[cfg(not(any(miri, flakeid_loom)))]
+            let _ = slice::set_timer_slack(1_000);
             // Run as it wakes beside busy threads, not when their slice ends.
             #[cfg(not(flakeid_loom))]
             slice::shorten();

@@ -120,3 +120,12 @@ pub(crate) fn shorten() {
         _ => {}
     }
 }
+
+/// Sets the calling thread's timer slack to `ns` (Linux's `PR_SET_TIMERSLACK`): how late
+/// the kernel may end its sleeps to merge wake-ups. Whether it was taken.
+#[allow(unsafe_code)] // FFI: prctl, which std does not wrap (rustix does, but only the claims need rustix)
+pub(crate) fn set_timer_slack(ns: u64) -> bool {
+    // SAFETY: PR_SET_TIMERSLACK takes the slack by value in the second argument and reads
+    // or writes no memory; the other arguments are unused.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) == 0 }
+}

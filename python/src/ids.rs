@@ -109,21 +109,21 @@ pub(crate) fn read<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Ids<'py>> {
         return read(&array);
     }
     if obj.hasattr("__arrow_c_array__")? {
-        match obj.extract::<pyo3_arrow::PyArray>() {
-            Ok(array) => return arrow(py, array.array().clone()),
+        match crate::arrow_ffi::import_array(obj) {
+            Ok(array) => return arrow(py, array),
             Err(e) if !without_pyarrow(py, &e) => return Err(e),
             Err(_) => return numpy_instead(obj),
         }
     }
     if obj.hasattr("__arrow_c_stream__")? {
-        let chunked = match obj.extract::<pyo3_arrow::PyChunkedArray>() {
+        let chunked = match crate::arrow_ffi::import_stream(obj) {
             Ok(chunked) => chunked,
             Err(e) if !without_pyarrow(py, &e) => return Err(e),
             Err(_) => return numpy_instead(obj),
         };
-        let mut chunks = Vec::with_capacity(chunked.chunks().len());
+        let mut chunks = Vec::with_capacity(chunked.len());
         let mut at = 0;
-        for chunk in chunked.chunks() {
+        for chunk in &chunked {
             // A null's index counts from the column's start.
             arrow(py, chunk.clone()).map_err(|e| match first_null(chunk) {
                 Some(i) => null_error(py, at + i),

@@ -438,7 +438,7 @@ impl PyLayout {
         }
         let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
             .map_err(|e| layout_error(py, e))?;
-        pyo3_arrow::PyRecordBatch::new(batch).into_pyarrow(py)
+        crate::arrow_ffi::to_pyarrow(py, batch)
     }
 
     fn __str__(&self) -> String {

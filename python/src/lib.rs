@@ -2,6 +2,7 @@
 //! package (`flakeid_rs/__init__.py`) re-exports it with the exception classes, the asyncio
 //! helpers, the fork hook and the release at exit; `flakeid_rs/_native.pyi` types it.
 
+mod arrow_ffi;
 mod claimed;
 mod columns;
 mod decode;

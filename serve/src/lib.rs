@@ -17,7 +17,7 @@
 //! | `GET /v1/layout` | the layout, as `flakeid layout --json` shows it, and the node ids with their claims |
 //! | `GET /v1/range?from=T&to=T` | the first and last ID of the layout for the instants from `from` (inclusive) to `to` (exclusive, the current time if not given), each RFC 3339 or Unix ms: the JSON of `flakeid range --json` |
 //! | `GET /healthz` | 200 while the process runs |
-//! | `GET /readyz` | 200 while every node id can mint (its claim held, its fence ahead of the clock), with a `warning` when the layout runs out within `Config::end_warning` (a year); 503 otherwise, with the reason (a layout that ran out included) |
+//! | `GET /readyz` | 200 while every node id can mint (its claim held, its fence ahead of the clock), with a `warning` when the layout runs out within `Config::end_warning` (a year) or ran out; 503 otherwise, with the reason |
 //! | `GET /metrics` | Prometheus text |
 //!
 //! Every error is JSON, `{"error":"..."}`, saying what to send instead ([`ServiceError`]):

@@ -103,7 +103,8 @@ impl ServiceBuilder {
 
     /// How long before the layout runs out `/readyz` says so (default
     /// [`END_WARNING`](flakeid::layout::END_WARNING), a year; zero never): a `warning`
-    /// beside `"status":"ready"`. Past the end the service is not ready.
+    /// beside `"status":"ready"`, also past the end (the service still decodes; mints are
+    /// refused with the layout's end).
     pub fn end_warning(mut self, margin: std::time::Duration) -> Self {
         self.end_warning = margin;
         self
@@ -155,7 +156,9 @@ impl Service {
     }
 
     /// What `/readyz` says beside "ready" when the layout runs out within the service's
-    /// end warning ([`ServiceBuilder::end_warning`]): its end and the days left.
+    /// end warning ([`ServiceBuilder::end_warning`]), or ran out: its end and the days
+    /// left. A layout that ran out stays ready: its IDs still decode, and a mint request
+    /// gets the error that says the layout ended.
     pub fn layout_warning(&self) -> Option<String> {
         flakeid_text::layout::ending_text(&self.layout, self.end_warning, now_unix_ns())
     }
@@ -291,16 +294,6 @@ impl Service {
     pub fn readiness(&self) -> Readiness {
         if self.is_draining() {
             return Readiness::NotReady("draining: the server is shutting down".into());
-        }
-        if self.layout.time_left(now_unix_ns()).is_zero() {
-            return Readiness::NotReady(
-                flakeid_text::layout::ending_text(
-                    &self.layout,
-                    std::time::Duration::MAX,
-                    now_unix_ns(),
-                )
-                .unwrap_or_default(),
-            );
         }
         match &*self.minter.load() {
             Some(m) => m.readiness(),

@@ -125,9 +125,9 @@ fn metrics_count_exhaustion_and_clock_behind() {
     assert!((sizes[0] - 0.005).abs() < 1e-9, "{sizes:?}");
 }
 
+/// A `tracing` subscriber that records each event's level and fields.
 #[cfg(feature = "tracing")]
-#[test]
-fn tracing_events_for_exhaustion_and_clock_behind() {
+mod events {
     use std::sync::{Arc, Mutex};
     use tracing::field::{Field, Visit};
     use tracing::span::{Attributes, Id, Record};
@@ -135,7 +135,7 @@ fn tracing_events_for_exhaustion_and_clock_behind() {
 
     /// Records each event's level and fields.
     #[derive(Default, Clone)]
-    struct Events(Arc<Mutex<Vec<String>>>);
+    pub struct Events(pub Arc<Mutex<Vec<String>>>);
     struct Fields(String);
     impl Visit for Fields {
         fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
@@ -159,7 +159,13 @@ fn tracing_events_for_exhaustion_and_clock_behind() {
         fn enter(&self, _: &Id) {}
         fn exit(&self, _: &Id) {}
     }
+}
+#[cfg(feature = "tracing")]
+use events::Events;
 
+#[cfg(feature = "tracing")]
+#[test]
+fn tracing_events_for_exhaustion_and_clock_behind() {
     let _one = one_at_a_time();
     let events = Events::default();
     tracing::subscriber::with_default(events.clone(), || {
@@ -249,4 +255,32 @@ fn a_layout_that_runs_out_soon_is_a_gauge_of_the_seconds_left() {
         "a day's margin"
     );
     assert_eq!(gauge(tiny(), None), None, "34.8 years left");
+}
+
+/// The end warning is said once for each build, not once a shard: a sharded generator of
+/// three shards on a layout that runs out in 24 days is one `warn` event.
+#[cfg(feature = "tracing")]
+#[test]
+fn a_sharded_build_warns_of_the_layouts_end_once() {
+    let _one = one_at_a_time();
+    let short = flakeid::Layout::builder()
+        .time_bits(31)
+        .sequence_bits(2)
+        .node_bits(3)
+        .epoch_unix_ms(T0_MS - 86_400_000)
+        .build()
+        .unwrap();
+    let events = Events::default();
+    tracing::subscriber::with_default(events.clone(), || {
+        tracing::callsite::rebuild_interest_cache();
+        flakeid::ShardedGenerator::builder(short)
+            .nodes(0..3)
+            .shards(3)
+            .clock(ManualClock::from_unix_ms(T0_MS))
+            .build()
+            .unwrap();
+    });
+    let seen = events.0.lock().unwrap().clone();
+    let warned = seen.iter().filter(|e| e.contains("runs out soon")).count();
+    assert_eq!(warned, 1, "{seen:?}");
 }

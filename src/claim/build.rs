@@ -27,6 +27,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> GeneratorBuilder<C> {
     pub fn build_claimed(self, claims: Claims) -> Result<ClaimedGenerator<C>, ClaimError> {
         let clock = Arc::new(self.clock.clone());
         let holder = Holder::take(&claims, &self.layout, clock, self.common.max_wait)?;
+        self.common.warn_if_ending(&self.layout, &self.clock);
         Generator::assemble(
             self.layout,
             holder.node(),
@@ -67,6 +68,7 @@ impl<C: Clock + Clone + Send + Sync + 'static> ShardedBuilder<C> {
         )?;
         let nodes: Vec<u64> = holders.iter().map(|h| h.node()).collect();
         let resume = self.resume_points(&nodes).map_err(ClaimError::Build)?;
+        self.common.warn_if_ending(&layout, &self.clock);
         let generators = holders
             .into_iter()
             .zip(nodes.iter().zip(resume))

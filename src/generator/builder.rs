@@ -83,6 +83,17 @@ impl Default for Common {
 }
 
 impl Common {
+    /// Says, once for each build (not once a shard), that `layout` runs out within the end
+    /// warning. Only where it can be heard: without metrics and tracing there is nowhere to
+    /// say it (the tool and the service say it themselves).
+    pub(crate) fn warn_if_ending<C: Clock>(&self, layout: &Layout, clock: &C) {
+        #[cfg(any(feature = "metrics", feature = "tracing"))]
+        if let Some(left) = layout.ends_within(self.end_warning, i128::from(clock.unix_ns())) {
+            crate::observe::layout_ends_soon(layout, left);
+        }
+        let _ = (layout, clock);
+    }
+
     /// Runs the hook on `node`: [`Error::NodeRejected`] if it says no.
     pub(crate) fn check(&self, node: u64) -> Result<u64, Error> {
         match &self.check {
@@ -305,6 +316,7 @@ impl<C: Clock> GeneratorBuilder<C> {
     /// Checks the node id (range and hook) and the resume point, and builds the generator.
     pub fn build(self) -> Result<Generator<C>, Error> {
         let node = self.resolve_node()?;
+        self.common.warn_if_ending(&self.layout, &self.clock);
         Generator::assemble(
             self.layout,
             node,
@@ -328,12 +340,6 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         clock: C,
     ) -> Result<Generator<C, G>, Error> {
         let node = common.check(layout.check_node(node)?)?;
-        // Said only where it can be heard: without metrics and tracing there is nowhere
-        // to say it (the tool and the service say it themselves).
-        #[cfg(any(feature = "metrics", feature = "tracing"))]
-        if let Some(left) = layout.ends_within(common.end_warning, i128::from(clock.unix_ns())) {
-            crate::observe::layout_ends_soon(&layout, left);
-        }
         let shape = Shape::of(&layout);
         if shape.word_bits() > 63 {
             return Err(Error::CannotMint {

@@ -344,8 +344,14 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
         budget: &mut WaitBudget,
     ) -> Result<(), MintError> {
         let node = self.node;
-        /// Counts the caller as waiting at the gate while it sleeps there.
+        /// Counts the caller as waiting at the gate from when it is made until it drops.
         struct Waiting<'a, G: TickGate>(&'a G);
+        impl<'a, G: TickGate> Waiting<'a, G> {
+            fn enter(gate: &'a G) -> Self {
+                gate.waiting(true);
+                Waiting(gate)
+            }
+        }
         impl<G: TickGate> Drop for Waiting<'_, G> {
             fn drop(&mut self) {
                 self.0.waiting(false);
@@ -363,10 +369,7 @@ impl<C: Clock, G: TickGate> Generator<C, G> {
             if !BLOCK || left.is_zero() {
                 return Err(MintError::ReservationExpired { node });
             }
-            if waiting.is_none() {
-                self.gate.waiting(true);
-                waiting = Some(Waiting(&self.gate));
-            }
+            waiting.get_or_insert_with(|| Waiting::enter(&self.gate));
             sync::sleep(left.min(Duration::from_micros(500)));
         }
     }

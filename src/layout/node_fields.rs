@@ -2,7 +2,7 @@
 //! beside its ticks and sequence ([`Layout::node_fields`]) are the fields a node id is
 //! composed from ([`Layout::node_from`]), in the library, the tool and Python.
 
-use super::{Layout, Order, check, mask};
+use super::{Layout, Order, check};
 use crate::error::Error;
 use crate::field::{Field, NodeFields, NodeParts};
 
@@ -71,18 +71,15 @@ impl Layout {
                 return Err(Error::NotANodeField { field, fields });
             }
             match fields.parts() {
-                Some((h, _)) if field == h => {
-                    high = Some(check(h, value, mask(self.datacenter_bits))?)
-                }
-                Some((_, l)) if field == l => {
-                    low = Some(check(l, value, mask(self.worker_bits() as u8))?)
-                }
-                _ => agree(field, self.check_node_as(field, value)?)?,
+                Some((h, _)) if field == h => high = Some(value),
+                Some((_, l)) if field == l => low = Some(value),
+                _ => agree(field, check(field, value, self.max_node())?)?,
             }
         }
         if let Some((h, l)) = fields.parts() {
             match (high, low) {
-                (Some(hv), Some(lv)) => agree(h, hv << self.worker_bits() | lv)?,
+                // Each part range-checked, and named as the layout names it.
+                (Some(hv), Some(lv)) => agree(h, self.node_of(hv, lv)?)?,
                 (Some(_), None) => {
                     return Err(Error::NodePartMissing {
                         given: h,
@@ -99,10 +96,5 @@ impl Layout {
             }
         }
         Ok(node.map(|(_, v)| v))
-    }
-
-    /// `value` if it fits the whole node field, else a range error naming `field`.
-    fn check_node_as(&self, field: Field, value: u64) -> Result<u64, Error> {
-        check(field, value, self.max_node())
     }
 }

@@ -195,6 +195,7 @@ impl<C: Clock + Clone> ShardedBuilder<C> {
             .map(|id| node_of(id).and_then(|n| layout.check_node(n)))
             .collect::<Result<Vec<u64>, Error>>()?;
         let resume = self.resume_points(&nodes)?;
+        self.common.warn_if_ending(&layout, &self.clock);
         let generators = nodes
             .iter()
             .zip(resume)

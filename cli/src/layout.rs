@@ -128,7 +128,7 @@ pub(crate) fn run(a: LayoutArgs) -> CliResult<ExitCode> {
 
 fn field_diagram(l: &Layout) -> String {
     let node = if l.datacenter_bits() > 0 {
-        let (high, low) = flakeid_text::NodeFields::of(l).split_names;
+        let (high, low) = l.node_parts().fields();
         format!("{high} {} | {low} {}", l.datacenter_bits(), l.worker_bits())
     } else {
         format!("node {}", l.node_bits())

@@ -8,6 +8,7 @@ use arrow_array::{ArrayRef, Int64Array, RecordBatch, TimestampMillisecondArray, 
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use flakeid::Layout;
 use flakeid::decode::Decoder;
+use flakeid::error::Field as IdField;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -42,15 +43,13 @@ impl PyLayout {
     /// The names of the node's parts: `(datacenter, worker)`, Discord's `(worker, process)`,
     /// Sonyflake's `(machine,)`, or none.
     fn node_fields(&self) -> Vec<&'static str> {
-        let f = flakeid_text::NodeFields::of(&self.layout);
-        let mut names = Vec::new();
-        if f.datacenter_worker {
-            names.extend([f.split_names.0, f.split_names.1]);
-        }
-        if f.machine {
-            names.push("machine");
-        }
-        names
+        // Beside `node`, which every layout's decoded IDs show.
+        self.layout
+            .node_fields()
+            .iter()
+            .skip(1)
+            .map(|f| f.name())
+            .collect()
     }
 
     /// The preset named `name`.
@@ -266,10 +265,10 @@ impl PyLayout {
             None => 0,
         };
         let named = [
-            ("datacenter", datacenter),
-            ("worker", worker),
-            ("process", process),
-            ("machine", machine),
+            (IdField::Datacenter, datacenter),
+            (IdField::Worker, worker),
+            (IdField::Process, process),
+            (IdField::Machine, machine),
         ];
         let node = node_of_names(py, l, node, named)?.unwrap_or(0);
         l.compose(ticks, sequence, node).map_err(|e| error(py, e))

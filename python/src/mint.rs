@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use flakeid::clock::MonotonicClock;
+use flakeid::error::Field;
 use flakeid::{Generator, Id, Layout, MintError};
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -197,10 +198,10 @@ impl PyGenerator {
             .clock(MonotonicClock::new())
             .max_wait(seconds(py, "max_wait", max_wait)?);
         let named = [
-            ("datacenter", datacenter),
-            ("worker", worker),
-            ("process", process),
-            ("machine", machine),
+            (Field::Datacenter, datacenter),
+            (Field::Worker, worker),
+            (Field::Process, process),
+            (Field::Machine, machine),
         ];
         b = match crate::values::node_of_names(py, &layout, node, named)? {
             Some(n) => b.node(n),

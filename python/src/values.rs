@@ -151,23 +151,15 @@ pub(crate) fn node_of_names(
     py: Python<'_>,
     layout: &Layout,
     node: Option<&Bound<'_, PyAny>>,
-    named: [(&str, Option<&Bound<'_, PyAny>>); 4],
+    named: [(Field, Option<&Bound<'_, PyAny>>); 4],
 ) -> PyResult<Option<u64>> {
-    let field = |name: &str| match name {
-        "datacenter" => Field::Datacenter,
-        "worker" => Field::Worker,
-        "process" => Field::Process,
-        _ => Field::Machine,
-    };
     let fields = layout.node_fields();
     let mut given = Vec::with_capacity(5);
-    for (name, f, value) in std::iter::once(("node", Field::Node, node))
-        .chain(named.iter().map(|(n, v)| (*n, field(n), *v)))
-    {
+    for (f, value) in std::iter::once((Field::Node, node)).chain(named) {
         let Some(value) = value else { continue };
         // The widest a field can be: the node's own range (a part's range is checked by
         // the rule, which names the part).
-        given.push((f, uint(py, name, value, u64::MAX)?));
+        given.push((f, uint(py, f.name(), value, u64::MAX)?));
     }
     let accepted = accepted(layout);
     layout.node_from(&given).map_err(|e| match e {

@@ -199,8 +199,8 @@ impl IdService for IdGrpc {
         let layout = *self.service.layout();
         let mut batch = self.service.batch();
         self.service.decode_into(&ids, 0, &mut batch)?;
-        let fields = flakeid_text::NodeFields::of(&layout);
-        let (split, machine) = (fields.datacenter_worker, fields.machine);
+        let fields = layout.node_fields();
+        let (split, machine) = (fields.parts().is_some(), fields.machine());
         let out = (0..batch.decoded())
             .filter_map(|i| batch.row(i))
             .map(|r| {

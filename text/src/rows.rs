@@ -83,13 +83,13 @@ pub struct RowWriter {
 impl RowWriter {
     /// A writer of rows of IDs of `layout`, in `format`.
     pub fn new(layout: &Layout, format: RowFormat) -> RowWriter {
-        let fields = crate::NodeFields::of(layout);
+        let fields = layout.node_fields();
         let mut w = RowWriter {
             format,
             layout: *layout,
-            datacenter: fields.datacenter_worker,
-            discord: fields.split_names.0 == "worker",
-            machine: fields.machine,
+            datacenter: fields.parts().is_some(),
+            discord: layout.node_parts() == flakeid::layout::NodeParts::WorkerProcess,
+            machine: fields.machine(),
             time: TimeText::new(),
             tick_text: Box::new([0; ROW_MAX]),
             tick_text_len: 0,
@@ -379,7 +379,8 @@ mod tests {
         let (dc, worker) = layout.split_node(r.node);
         let dcw = layout.datacenter_bits() > 0;
         let machine = layout.order() == Order::TimeSequenceNode;
-        let (a, b) = crate::NodeFields::of(layout).split_names;
+        let (a, b) = layout.node_parts().fields();
+        let (a, b) = (a.name(), b.name());
         match format {
             RowFormat::Json => {
                 let mut s = format!(

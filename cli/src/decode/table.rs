@@ -11,7 +11,6 @@ use std::process::ExitCode;
 use flakeid::Layout;
 use flakeid::decode::Decoder;
 use flakeid::rfc3339::Timestamp;
-use flakeid_text::NodeFields;
 use flakeid_text::rows::{Row, RowFormat};
 
 use super::line::{BadLine, DECODE_BATCH, parse_id};
@@ -37,14 +36,8 @@ impl Which {
 /// `sequence`, `node`, then the node's parts. Prefixed with the column's name (`id_time`)
 /// when the input has a column of the same name already.
 fn field_names(decoder: &Decoder, column: &str, taken: &[String]) -> Vec<String> {
-    let f = NodeFields::of(decoder.layout());
-    let mut names = vec!["time", "unix_ms", "ticks", "sequence", "node"];
-    if f.datacenter_worker {
-        names.extend([f.split_names.0, f.split_names.1]);
-    }
-    if f.machine {
-        names.push("machine");
-    }
+    let mut names = vec!["time", "unix_ms", "ticks", "sequence"];
+    names.extend(decoder.layout().node_fields().iter().map(|f| f.name()));
     let clash = names.iter().any(|n| taken.iter().any(|t| t == n));
     names
         .into_iter()
@@ -58,7 +51,7 @@ fn field_names(decoder: &Decoder, column: &str, taken: &[String]) -> Vec<String>
 /// One row's decoded values, in `field_names` order: the time as RFC 3339 text, the rest
 /// as numbers.
 fn values(layout: &Layout, r: Row) -> Vec<serde_json::Value> {
-    let f = NodeFields::of(layout);
+    let f = layout.node_fields();
     let mut v: Vec<serde_json::Value> = vec![
         Timestamp(i128::from(r.unix_ms) * 1_000_000)
             .to_string()
@@ -68,11 +61,11 @@ fn values(layout: &Layout, r: Row) -> Vec<serde_json::Value> {
         r.sequence.into(),
         r.node.into(),
     ];
-    if f.datacenter_worker {
+    if f.parts().is_some() {
         let (a, b) = layout.split_node(r.node);
         v.extend([a.into(), b.into()]);
     }
-    if f.machine {
+    if f.machine() {
         v.push(r.node.into());
     }
     v

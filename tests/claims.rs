@@ -747,3 +747,25 @@ fn the_file_store_is_owner_only_and_follows_no_planted_link() {
     assert!(e.to_string().contains("share= takes owner"), "{e}");
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// A file store that meets an OS error keeps it as the claim error's source: a
+/// directory name longer than the file system takes is `ENAMETOOLONG`.
+#[test]
+fn a_file_store_error_keeps_the_os_error_as_its_source() {
+    use std::error::Error as _;
+    let root = std::env::temp_dir().join(format!("flakeid-source-{}", std::process::id()));
+    let store = FileStore::open(root.join("d".repeat(300))).unwrap();
+    let request = flakeid::claim::store::ClaimRequest {
+        namespace: "orders",
+        pool: 0..1,
+        instance: "a",
+    };
+    let e = store.claim(&request).unwrap_err();
+    assert!(
+        matches!(&e, ClaimError::Io { reason, .. } if reason.contains("File name too long")),
+        "{e}"
+    );
+    let os = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert_eq!(os.and_then(std::io::Error::raw_os_error), Some(36), "{e:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -38,7 +38,7 @@ use flakeid::claim::store::{
     Ticket, Waiter, parse_reserved, unreachable,
 };
 use flakeid::claim::{
-    Access, ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, check_namespace,
+    Access, ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, Reason, check_namespace,
 };
 mod claim;
 mod line;

@@ -130,15 +130,26 @@ pub(super) fn tls_options(access: &Access) -> Result<etcd_client::TlsOptions, Cl
 /// permission) is [`ClaimError::Refused`] saying what to fix and ends the retries; the
 /// rest is unreachable (retried).
 pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
-    let refused = |reason: String| ClaimError::Refused {
-        store: url.into(),
-        reason,
-    };
+    let (refusal, words) = etcd_words(&e);
+    let reason = Reason::caused_by(words, e);
+    if refusal {
+        ClaimError::Refused {
+            store: url.into(),
+            reason,
+        }
+    } else {
+        unreachable(url, reason)
+    }
+}
+
+/// Whether `e` is a refusal, and the words [`etcd_error`] gives it.
+fn etcd_words(e: &etcd_client::Error) -> (bool, String) {
+    let refused = |reason: String| (true, reason);
     // The whole chain: a TLS failure hides a few sources down. The deepest cause is what
     // an unreachable store is said to have failed with (the socket's own error).
     let mut text = e.to_string();
     let mut deepest = None;
-    let mut source = match &e {
+    let mut source = match e {
         // The status carries the transport's error; the client's error does not link it.
         etcd_client::Error::GRpcStatus(status) => std::error::Error::source(status),
         e => std::error::Error::source(e),
@@ -150,7 +161,7 @@ pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
         deepest = Some(cause);
         source = s.source();
     }
-    if let etcd_client::Error::GRpcStatus(status) = &e {
+    if let etcd_client::Error::GRpcStatus(status) = e {
         let message = status.message();
         text = format!("{message}; {text}");
         match status.code() {
@@ -197,7 +208,7 @@ pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
             "the server does not speak TLS (TLS: {name}): use etcd:// without ca=, cert= and key="
         )),
         None => {
-            let status = match &e {
+            let status = match e {
                 etcd_client::Error::GRpcStatus(status) => Some(status.message()),
                 _ => None,
             };
@@ -207,7 +218,7 @@ pub(super) fn etcd_error(url: &str, e: etcd_client::Error) -> ClaimError {
                 (Some(m), None) => m.to_string(),
                 (None, None) => e.to_string(),
             };
-            unreachable(url, reason)
+            (false, reason)
         }
     }
 }
@@ -255,11 +266,12 @@ pub(super) fn closed_after_handshake(e: ClaimError, access: &Access) -> ClaimErr
                     "give cert= and key= of a client certificate signed by a CA the servers trust",
                 )
             };
+            let words = format!(
+                "every server closed the connection right after the TLS handshake, which is how etcd {what} ({reason}): {fix}"
+            );
             ClaimError::Refused {
                 store,
-                reason: format!(
-                    "every server closed the connection right after the TLS handshake, which is how etcd {what} ({reason}): {fix}"
-                ),
+                reason: reason.reworded(words),
             }
         }
         e => e,
@@ -285,6 +297,26 @@ fn closed_connection(reason: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::closed_connection;
+
+    /// A store nobody answers for is unreachable with the etcd client's own error as the
+    /// source, for a caller to downcast.
+    #[test]
+    fn an_unreachable_store_keeps_the_client_error_as_its_source() {
+        use flakeid::claim::store::{FromUrl, StoreUrl};
+        let url = StoreUrl::parse("etcd://127.0.0.1:9").unwrap();
+        let options =
+            flakeid::claim::OpenOptions::default().timeout(core::time::Duration::from_millis(500));
+        let e = crate::EtcdStore::from_url(&url, &options).unwrap_err();
+        assert!(
+            matches!(e, flakeid::claim::ClaimError::Unreachable { .. }),
+            "{e}"
+        );
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(
+            source.downcast_ref::<etcd_client::Error>().is_some(),
+            "{source:?}"
+        );
+    }
 
     /// Every spelling of a closed or reset connection seen from tonic, h2 and io counts,
     /// whatever its case; other transport failures do not.

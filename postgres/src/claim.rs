@@ -16,7 +16,7 @@ use crate::{PostgresStore, Shared};
 fn bigint(url: &str, what: &str, value: u64) -> Result<i64, ClaimError> {
     i64::try_from(value).map_err(|_| ClaimError::Refused {
         store: url.into(),
-        reason: format!("{what} {value} is past what a bigint holds (2^63 - 1)"),
+        reason: format!("{what} {value} is past what a bigint holds (2^63 - 1)").into(),
     })
 }
 
@@ -39,7 +39,7 @@ fn corrupt(shared: &Shared, namespace: &str, node: i64, value: i64) -> ClaimErro
         path: format!("{}.nodes ({namespace}/{node})", shared.schema),
         reason: format!(
             "its reservation is {value}, not a time in Unix nanoseconds: repair it (ClaimStore::repair) with a time past the last ID minted on it"
-        ),
+        ).into(),
     }
 }
 
@@ -50,7 +50,7 @@ fn rewritten(shared: &Shared, namespace: &str, node: i64, what: String) -> Claim
         path: format!("{}.nodes ({namespace}/{node})", shared.schema),
         reason: format!(
             "the row as stored is not what was written ({what}): a trigger, rule or policy rewrites the store's writes, so no claim or reservation on it is trusted; drop it (the store refuses such a schema at connect)"
-        ),
+        ).into(),
     }
 }
 

@@ -7,8 +7,8 @@ use std::string::String;
 use std::sync::Arc;
 use std::vec::Vec;
 
-use flakeid::claim::ClaimError;
 use flakeid::claim::store::{read_key, read_pem, unreachable};
+use flakeid::claim::{ClaimError, Reason};
 use tokio_postgres::config::{SslMode, TargetSessionAttrs};
 use tokio_postgres::error::Severity;
 use tokio_postgres::tls::MakeTlsConnect;
@@ -150,7 +150,7 @@ impl Connector {
                     match tls {
                         Some(tls) => open(&host.config, tls, counter)
                             .await
-                            .map_err(|e| pg_error(&url, &schema, &e)),
+                            .map_err(|e| pg_error(&url, &schema, e)),
                         None => open_plain(&host, auth, counter, &url, &schema).await,
                     }
                 };
@@ -195,7 +195,7 @@ impl Connector {
                                 reason: format!(
                                     "two hosts of the URL take writes ({} and {host}): an old primary still runs beside a promoted standby, and holders on each would mint the same IDs. Stop or fence the old primary (flakeid-postgres's README, Replication and failover)",
                                     self.hosts[*first].shown
-                                ),
+                                ).into(),
                             });
                         }
                     }
@@ -227,7 +227,7 @@ impl Connector {
     /// warnings of what the primary's replication risks.
     pub(crate) async fn connect(&self) -> Result<(Session, Vec<String>), ClaimError> {
         let (url, schema) = (&self.settings.url, &self.settings.schema);
-        let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+        let e = |e: tokio_postgres::Error| pg_error(url, schema, e);
         let (mut client, warned) = self.primary().await?;
         // Each reservation is committed where a failover keeps it (the standby's
         // flush), each statement at read committed with its row locks, and a statement
@@ -323,7 +323,7 @@ async fn open_plain(
 ) -> Result<Client, ClaimError> {
     let stream = tokio::net::TcpStream::connect((host.name.as_str(), host.port))
         .await
-        .map_err(|e| unreachable(url, format!("{}: {e}", host.shown)))?;
+        .map_err(|e| unreachable(url, Reason::from_error(e).context(&host.shown)))?;
     let _ = stream.set_nodelay(true);
     let keepalive = socket2::TcpKeepalive::new().with_time(Duration::from_secs(5));
     let _ = socket2::SockRef::from(&stream).set_tcp_keepalive(&keepalive);
@@ -331,12 +331,12 @@ async fn open_plain(
         .config
         .connect_raw(Guarded::new(stream, auth), NoTls)
         .await
-        .map_err(|e| pg_error(url, schema, &e))?;
+        .map_err(|e| pg_error(url, schema, e))?;
     drive(connection, warned);
     let read_only: String = client
         .query_one("SHOW transaction_read_only", &[])
         .await
-        .map_err(|e| pg_error(url, schema, &e))?
+        .map_err(|e| pg_error(url, schema, e))?
         .get(0);
     if read_only == "on" {
         return Err(crate::errors::takes_no_writes(url, Some(&host.shown)));
@@ -351,7 +351,7 @@ pub(crate) fn rustls_connector(tls: &Tls, auth: AuthMethods) -> Result<MakeTls, 
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let bad_pem = |path: &std::path::Path, what: &str| ClaimError::Io {
         path: path.display().to_string(),
-        reason: format!("it holds no PEM {what}"),
+        reason: format!("it holds no PEM {what}").into(),
     };
     let mut roots = rustls::RootCertStore::empty();
     match &tls.ca {
@@ -361,7 +361,8 @@ pub(crate) fn rustls_connector(tls: &Tls, auth: AuthMethods) -> Result<MakeTls, 
                 let cert = cert.map_err(|_| bad_pem(ca, "certificate"))?;
                 roots.add(cert).map_err(|e| ClaimError::Io {
                     path: ca.display().to_string(),
-                    reason: format!("a certificate in it cannot be used as a CA: {e}"),
+                    reason: Reason::from_error(e)
+                        .context("a certificate in it cannot be used as a CA"),
                 })?;
             }
             if roots.is_empty() {
@@ -384,7 +385,7 @@ pub(crate) fn rustls_connector(tls: &Tls, auth: AuthMethods) -> Result<MakeTls, 
         .with_safe_default_protocol_versions()
         .map_err(|e| ClaimError::Io {
             path: "TLS".into(),
-            reason: e.to_string(),
+            reason: Reason::from_error(e),
         })?
         .with_root_certificates(roots);
     let config = match &tls.client {
@@ -400,7 +401,8 @@ pub(crate) fn rustls_connector(tls: &Tls, auth: AuthMethods) -> Result<MakeTls, 
                 .with_client_auth_cert(certs, key_der)
                 .map_err(|e| ClaimError::Io {
                     path: cert.display().to_string(),
-                    reason: format!("the client certificate and key do not go together: {e}"),
+                    reason: Reason::from_error(e)
+                        .context("the client certificate and key do not go together"),
                 })?
         }
         None => builder.with_no_client_auth(),

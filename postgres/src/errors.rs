@@ -4,15 +4,50 @@
 
 use std::string::{String, ToString};
 
-use flakeid::claim::ClaimError;
 use flakeid::claim::store::unreachable;
+use flakeid::claim::{ClaimError, Reason};
 use tokio_postgres::error::SqlState;
 
 /// The answer `e` stands for, for the store at `url` whose tables are in `schema`.
-pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> ClaimError {
-    let refused = |reason: String| ClaimError::Refused {
-        store: url.into(),
-        reason,
+pub(crate) fn pg_error(url: &str, schema: &str, e: tokio_postgres::Error) -> ClaimError {
+    let text = pg_text(url, schema, &e);
+    let reason = Reason::caused_by(text.words, e);
+    match text.answer {
+        Answer::Refused => ClaimError::Refused {
+            store: url.into(),
+            reason,
+        },
+        Answer::Corrupt => ClaimError::Corrupt {
+            path: format!("{url} schema {schema}"),
+            reason,
+        },
+        Answer::NoPassword => ClaimError::NoPassword { url: url.into() },
+        Answer::Unreachable => unreachable(url, reason),
+    }
+}
+
+/// What a PostgreSQL error stands for, before its words are joined to the error.
+enum Answer {
+    Refused,
+    Corrupt,
+    NoPassword,
+    Unreachable,
+}
+
+/// [`pg_error`]'s answer and words.
+struct Said {
+    answer: Answer,
+    words: String,
+}
+
+fn pg_text(url: &str, schema: &str, e: &tokio_postgres::Error) -> Said {
+    let refused = |words: String| Said {
+        answer: Answer::Refused,
+        words,
+    };
+    let unreachable = |_: &str, words: String| Said {
+        answer: Answer::Unreachable,
+        words,
     };
     if let Some(db) = e.as_db_error() {
         let message = db.message();
@@ -51,9 +86,9 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
             || *code == SqlState::UNDEFINED_COLUMN
             || *code == SqlState::DATATYPE_MISMATCH
         {
-            return ClaimError::Corrupt {
-                path: format!("{url} schema {schema}"),
-                reason: format!(
+            return Said {
+                answer: Answer::Corrupt,
+                words: format!(
                     "{message}: the store's tables were altered by hand; restore them as flakeid-postgres's README creates them"
                 ),
             };
@@ -78,13 +113,16 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
     // The server asked for the role's password and none was given (tokio-postgres's
     // words): a setting to fix, not an outage to retry.
     if text.contains("password missing") {
-        return ClaimError::NoPassword { url: url.into() };
+        return Said {
+            answer: Answer::NoPassword,
+            words: text,
+        };
     }
     if text.contains(crate::auth::REFUSED) {
         return refused(text);
     }
     if text.contains("does not allow writes") {
-        return takes_no_writes(url, None);
+        return unreachable(url, no_writes_text(None));
     }
     if let Some(reason) = tls_refusal(&text) {
         return refused(format!("{reason} ({text})"));
@@ -96,15 +134,16 @@ pub(crate) fn pg_error(url: &str, schema: &str, e: &tokio_postgres::Error) -> Cl
 /// or a primary in read-only mode, as the client's read-write check or the store's own
 /// finds it.
 pub(crate) fn takes_no_writes(url: &str, host: Option<&str>) -> ClaimError {
+    unreachable(url, no_writes_text(host))
+}
+
+fn no_writes_text(host: Option<&str>) -> String {
     let which = match host {
         Some(host) => format!("{host} is not a host that takes writes"),
         None => "no host of the URL takes writes".into(),
     };
-    unreachable(
-        url,
-        format!(
-            "{which} (a standby, or a primary in read-only mode; a failover in progress ends this): list the primary's host in the URL"
-        ),
+    format!(
+        "{which} (a standby, or a primary in read-only mode; a failover in progress ends this): list the primary's host in the URL"
     )
 }
 
@@ -171,6 +210,29 @@ fn tls_refusal(text: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A store nobody answers for is unreachable with the socket's error as the source;
+    /// an error of the client is kept as tokio-postgres's own.
+    #[test]
+    fn an_unreachable_store_keeps_the_client_error_as_its_source() {
+        use flakeid::claim::store::{FromUrl, StoreUrl};
+        let url = StoreUrl::parse("postgres://u@127.0.0.1:9/db").unwrap();
+        let options =
+            flakeid::claim::OpenOptions::default().timeout(core::time::Duration::from_millis(500));
+        let e = crate::PostgresStore::from_url(&url, &options).unwrap_err();
+        assert!(
+            matches!(e, flakeid::claim::ClaimError::Unreachable { .. }),
+            "{e}"
+        );
+        let source = std::error::Error::source(&e).expect("a source");
+        let io = source.downcast_ref::<std::io::Error>();
+        assert_eq!(
+            io.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::ConnectionRefused),
+            "{source:?}"
+        );
+    }
+
     use super::tls_refusal;
 
     /// Each TLS failure rustls names says what to give; other transport errors are not

@@ -139,11 +139,12 @@ impl Shared {
         let names = self.standby_names.lock().unwrap_or_else(|p| p.into_inner());
         match error {
             ClaimError::Unreachable { store, reason } if !names.trim().is_empty() => {
+                let words = format!(
+                    "{reason} (each commit waits for a synchronous standby of synchronous_standby_names = '{names}': is one connected and streaming?)"
+                );
                 ClaimError::Unreachable {
                     store,
-                    reason: format!(
-                        "{reason} (each commit waits for a synchronous standby of synchronous_standby_names = '{names}': is one connected and streaming?)"
-                    ),
+                    reason: reason.reworded(words),
                 }
             }
             other => other,
@@ -173,7 +174,7 @@ impl Shared {
 
     /// `e` for this store.
     pub(crate) fn e(&self) -> impl Fn(tokio_postgres::Error) -> ClaimError + '_ {
-        |e| errors::pg_error(&self.url, &self.schema, &e)
+        |e| errors::pg_error(&self.url, &self.schema, e)
     }
 }
 

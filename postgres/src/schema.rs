@@ -113,7 +113,7 @@ pub async fn ensure(
     schema: &str,
     owner: Option<&str>,
 ) -> Result<(), ClaimError> {
-    let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+    let e = |e: tokio_postgres::Error| pg_error(url, schema, e);
     let found: Option<String> = client
         .query_one(
             "SELECT pg_catalog.to_regclass($1)::pg_catalog.text",
@@ -128,7 +128,7 @@ pub async fn ensure(
     }
     let corrupt = |reason: String| ClaimError::Corrupt {
         path: format!("{url} schema {schema}"),
-        reason,
+        reason: reason.into(),
     };
     let versions: Vec<i32> = client
         .query(&format!("SELECT version FROM {schema}.flakeid_schema"), &[])
@@ -165,7 +165,7 @@ pub async fn ensure(
 /// advisory lock so that two first connects do not race; a role that may not is told
 /// what an owner must run.
 async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), ClaimError> {
-    let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+    let e = |e: tokio_postgres::Error| pg_error(url, schema, e);
     let tx = client.transaction().await.map_err(e)?;
     tx.execute(
         "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('flakeid-postgres schema ' || $1))",
@@ -203,7 +203,7 @@ async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), Clai
                     "the schema {schema} has no flakeid tables and this role may not make them ({}): have an owner run the statements in flakeid-postgres's README (or connect once as a role that may), then grant this role what it needs",
                     err.as_db_error()
                         .map_or("permission denied", |d| d.message())
-                ),
+                ).into(),
             })
         }
         Err(err) if err.code() == Some(&tokio_postgres::error::SqlState::DUPLICATE_TABLE) => {
@@ -212,7 +212,7 @@ async fn create(client: &mut Client, url: &str, schema: &str) -> Result<(), Clai
                 reason: format!(
                     "some of the tables are there without flakeid_schema ({}): made by hand or by another tool; drop them, or make the schema again as flakeid-postgres's README does",
                     err.as_db_error().map_or("already exists", |d| d.message())
-                ),
+                ).into(),
             })
         }
         Err(err) => Err(e(err)),
@@ -228,7 +228,7 @@ async fn check_columns(client: &Client, url: &str, schema: &str) -> Result<(), C
             &[&schema],
         )
         .await
-        .map_err(|e| pg_error(url, schema, &e))?;
+        .map_err(|e| pg_error(url, schema, e))?;
     let found: Vec<(String, String, String)> = rows
         .iter()
         .map(|r| (r.get(0), r.get(1), r.get(2)))
@@ -255,14 +255,14 @@ async fn check_columns(client: &Client, url: &str, schema: &str) -> Result<(), C
         reason: format!(
             "the tables were altered by hand ({}): restore them as flakeid-postgres's README creates them",
             wrong.join("; ")
-        ),
+        ).into(),
     })
 }
 
 /// The role holds every privilege the store uses; else a refusal naming the missing ones
 /// and the grants.
 async fn check_privileges(client: &Client, url: &str, schema: &str) -> Result<(), ClaimError> {
-    let e = |e: tokio_postgres::Error| pg_error(url, schema, &e);
+    let e = |e: tokio_postgres::Error| pg_error(url, schema, e);
     let mut missing = Vec::new();
     for (table, privileges) in PRIVILEGES {
         for privilege in *privileges {
@@ -293,6 +293,7 @@ async fn check_privileges(client: &Client, url: &str, schema: &str) -> Result<()
             "the role {role} lacks {}: have an owner run `{}`",
             missing.join(", "),
             grant_statements(schema, &role).replace('\n', " ")
-        ),
+        )
+        .into(),
     })
 }

@@ -136,7 +136,7 @@ pub(crate) async fn prepare(
     client
         .prepare(QUERY)
         .await
-        .map_err(|e| pg_error(url, schema, &e))
+        .map_err(|e| pg_error(url, schema, e))
 }
 
 /// The replication of the primary `client` is connected to (asked by [`prepare`]'s
@@ -153,7 +153,7 @@ pub(crate) async fn check(
     let row = client
         .query_one(query, &[])
         .await
-        .map_err(|e| pg_error(url, schema, &e))?;
+        .map_err(|e| pg_error(url, schema, e))?;
     let (names, recovery): (String, bool) = (row.get(0), row.get(1));
     if recovery {
         return Err(unreachable(
@@ -177,7 +177,7 @@ pub(crate) async fn check(
         Replication::Asynchronous => Ok((vec![risk], names)),
         Replication::Synchronous => Err(ClaimError::Refused {
             store: url.into(),
-            reason: format!("{risk}; or add replication=async to the URL to accept it"),
+            reason: format!("{risk}; or add replication=async to the URL to accept it").into(),
         }),
     }
 }

@@ -104,7 +104,7 @@ pub(crate) async fn check(
     let rows = client
         .query(PROBLEMS, &[&schema, &owners])
         .await
-        .map_err(|e| pg_error(url, schema, &e))?;
+        .map_err(|e| pg_error(url, schema, e))?;
     let (mut access, mut shape) = (Vec::new(), Vec::new());
     for row in &rows {
         let (kind, what): (String, String) = (row.get(0), row.get(1));
@@ -118,7 +118,7 @@ pub(crate) async fn check(
         let role: String = client
             .query_one("SELECT CURRENT_USER::pg_catalog.text", &[])
             .await
-            .map_err(|e| pg_error(url, schema, &e))?
+            .map_err(|e| pg_error(url, schema, e))?
             .get(0);
         let trusted = match owner {
             Some(owner) => format!("{role} and the owner {owner} (owner= in the URL)"),
@@ -131,7 +131,7 @@ pub(crate) async fn check(
             reason: format!(
                 "the schema {schema} is not the store's alone ({}): another role could end a live lease or clear a reservation, and two holders would mint the same IDs. Only {trusted} may own or write to it, and nothing may rewrite its rows: revoke the others' grants, drop the triggers, rules and policies, or make the schema again as flakeid-postgres's README does",
                 access.join("; ")
-            ),
+            ).into(),
         });
     }
     if shape_too && !shape.is_empty() {
@@ -140,7 +140,7 @@ pub(crate) async fn check(
             reason: format!(
                 "the tables were made or altered by hand ({}): the claims rely on plain, logged tables with these keys; make them again as flakeid-postgres's README does",
                 shape.join("; ")
-            ),
+            ).into(),
         });
     }
     Ok(())

@@ -126,7 +126,7 @@ async fn claim(
             Ok(Err(e)) => e,
             Err(join) => ClaimError::Unreachable {
                 store: plan.claims.store().url(),
-                reason: format!("the claim's task failed: {join}"),
+                reason: flakeid::claim::Reason::from_error(join).context("the claim's task failed"),
             },
         };
         let fatal = matches!(

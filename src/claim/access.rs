@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::string::String;
 use std::vec::Vec;
 
-use super::ClaimError;
+use super::{ClaimError, Reason};
 
 /// A password: read from a file or the environment, never printed. Its `Debug` says
 /// `Secret(<redacted>)`; it has no `Display`.
@@ -24,15 +24,12 @@ impl Secret {
     /// leave. An error names the file, never its content.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Secret, ClaimError> {
         let path = path.as_ref();
-        let io = |reason: String| ClaimError::Io {
+        let io = |reason: Reason| ClaimError::Io {
             path: path.display().to_string(),
             reason,
         };
-        let bytes = read_private(path).map_err(|e| {
-            io(format!(
-                "the password file (password-file=) cannot be used: {e}"
-            ))
-        })?;
+        let bytes = read_private(path)
+            .map_err(|e| io(e.context("the password file (password-file=) cannot be used")))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| io("the password file is not UTF-8 text".into()))?;
         let text = text.trim_end_matches(['\n', '\r']);
@@ -102,7 +99,7 @@ pub struct Access {
 pub fn read_key(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
     read_private(path).map_err(|reason| ClaimError::Io {
         path: path.display().to_string(),
-        reason: format!("cannot use the {role}: {reason}"),
+        reason: reason.context(format_args!("cannot use the {role}")),
     })
 }
 
@@ -111,7 +108,7 @@ pub fn read_key(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
 /// owned by this user or by root, and readable by nobody else (root's file may be
 /// readable by its group: a group of services sharing one secret, as Kubernetes mounts
 /// it with `defaultMode: 0440`).
-fn read_private(path: &Path) -> Result<Vec<u8>, String> {
+fn read_private(path: &Path) -> Result<Vec<u8>, Reason> {
     use std::io::Read;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -120,40 +117,42 @@ fn read_private(path: &Path) -> Result<Vec<u8>, String> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    let mut file = options.open(path).map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let mut file = options.open(path).map_err(Reason::from_error)?;
+    let meta = file.metadata().map_err(Reason::from_error)?;
     #[cfg(not(unix))]
     if !meta.is_file() {
-        return Err("it is not a regular file: give the path of a file".into());
+        return Err(Reason::new(
+            "it is not a regular file: give the path of a file",
+        ));
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let kind = rustix::fs::FileType::from_raw_mode(meta.mode());
         if kind != rustix::fs::FileType::RegularFile {
-            return Err(format!(
+            return Err(Reason::new(format!(
                 "it is {}, not a regular file: give the path of a file",
                 super::file::os::kind_name(kind)
-            ));
+            )));
         }
         let me = rustix::process::geteuid().as_raw();
         let mode = meta.mode() & 0o777;
         let shown = path.display();
         if meta.uid() != me && meta.uid() != 0 {
-            return Err(format!(
+            return Err(Reason::new(format!(
                 "it is owned by uid {}, neither this user (uid {me}) nor root: another user could change it; chown {me} {shown}",
                 meta.uid()
-            ));
+            )));
         }
         let others = if meta.uid() == 0 { 0o037 } else { 0o077 };
         if mode & others != 0 {
-            return Err(format!(
+            return Err(Reason::new(format!(
                 "its mode {mode:04o} lets other users read or change it: chmod 600 {shown} (or 640, owned by root, for a group of readers)"
-            ));
+            )));
         }
     }
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.read_to_end(&mut bytes).map_err(Reason::from_error)?;
     Ok(bytes)
 }
 
@@ -161,7 +160,7 @@ fn read_private(path: &Path) -> Result<Vec<u8>, String> {
 pub fn read_pem(path: &Path, role: &str) -> Result<Vec<u8>, ClaimError> {
     std::fs::read(path).map_err(|e| ClaimError::Io {
         path: path.display().to_string(),
-        reason: format!("cannot read the {role}: {e}"),
+        reason: Reason::from_error(e).context(format_args!("cannot read the {role}")),
     })
 }
 

@@ -7,7 +7,7 @@ use core::time::Duration;
 use std::string::String;
 use std::vec::Vec;
 
-use super::MIN_RENEW_EVERY;
+use super::{MIN_RENEW_EVERY, Reason};
 
 /// Why a claim could not be taken, renewed, released or listed. Each message says what to
 /// do.
@@ -43,23 +43,25 @@ pub enum ClaimError {
     Unreachable {
         /// The store's URL.
         store: String,
-        /// What went wrong.
-        reason: String,
+        /// What went wrong, and the error it came from ([`source`](std::error::Error::source)).
+        reason: Reason,
     },
     /// The store answered, and refused this client: its certificate, its user or
     /// password, or its permission on the store's keys.
     Refused {
         /// The store's URL (without its query).
         store: String,
-        /// What was refused, and what to do.
-        reason: String,
+        /// What was refused, and what to do; the error it came from, if any, is the
+        /// [`source`](std::error::Error::source).
+        reason: Reason,
     },
     /// A file of the store could not be read or written.
     Io {
         /// The file or directory.
         path: String,
-        /// What went wrong.
-        reason: String,
+        /// What went wrong; an I/O error it came from is the
+        /// [`source`](std::error::Error::source).
+        reason: Reason,
     },
     /// A node id's stored data (a state file, an etcd key, a znode) cannot be read. It is
     /// not read as 0 and not overwritten.
@@ -67,7 +69,7 @@ pub enum ClaimError {
         /// The file, key or znode.
         path: String,
         /// What is wrong with it.
-        reason: String,
+        reason: Reason,
     },
     /// The namespace cannot name a directory or key prefix.
     BadNamespace {
@@ -445,6 +447,10 @@ impl std::error::Error for ClaimError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ClaimError::Build(e) => Some(e),
+            ClaimError::Unreachable { reason, .. }
+            | ClaimError::Refused { reason, .. }
+            | ClaimError::Io { reason, .. }
+            | ClaimError::Corrupt { reason, .. } => reason.cause().map(|c| c as _),
             _ => None,
         }
     }

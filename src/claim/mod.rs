@@ -68,6 +68,7 @@ mod memory;
 mod names;
 mod open;
 mod options;
+mod reason;
 mod static_node;
 pub mod store;
 mod take;
@@ -89,6 +90,7 @@ pub use memory::MemoryStore;
 pub use names::{check_namespace, default_instance};
 pub use open::{open, open_url, open_with};
 pub use options::OpenOptions;
+pub use reason::Reason;
 pub use static_node::StaticNode;
 pub use store::{ClaimInfo, ClaimStore, NamespaceInfo, NodeState};
 

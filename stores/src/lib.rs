@@ -261,6 +261,8 @@ mod tests {
             let e = open(url, &fast).unwrap_err();
             let built = lacking_feature(url.split(':').next().unwrap()).is_none();
             assert_eq!(matches!(e, ClaimError::BadUrl { .. }), !built, "{url}: {e}");
+            // The client's error stays reachable (each store's own tests downcast it).
+            assert_eq!(std::error::Error::source(&e).is_some(), built, "{url}: {e}");
         }
     }
 

@@ -115,7 +115,7 @@ impl Connect {
                             self.user(),
                             acl_text(&acls),
                             self.acl_command(me)
-                        ),
+                        ).into(),
                     });
                 }
                 Err(ZkError::NoNode) => return Ok(None),
@@ -155,6 +155,27 @@ impl Connect {
 
 #[cfg(test)]
 mod tests {
+
+    /// A store nobody answers for is unreachable with the ZooKeeper client's own error
+    /// as the source, for a caller to downcast.
+    #[test]
+    fn an_unreachable_store_keeps_the_client_error_as_its_source() {
+        use flakeid::claim::store::{FromUrl, StoreUrl};
+        let url = StoreUrl::parse("zookeeper://127.0.0.1:9").unwrap();
+        let options =
+            flakeid::claim::OpenOptions::default().timeout(core::time::Duration::from_millis(500));
+        let e = crate::ZooKeeperStore::from_url(&url, &options).unwrap_err();
+        assert!(
+            matches!(e, flakeid::claim::ClaimError::Unreachable { .. }),
+            "{e}"
+        );
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(
+            source.downcast_ref::<zookeeper_client::Error>().is_some(),
+            "{source:?}"
+        );
+    }
+
     use super::*;
 
     #[test]

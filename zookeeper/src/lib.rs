@@ -37,7 +37,7 @@ use flakeid::claim::store::{
     Ticket, Waiter, claim_record, claim_token, parse_claim_record, parse_reserved, unreachable,
 };
 use flakeid::claim::{
-    ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, ReadAccess, Secret,
+    ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, ReadAccess, Reason, Secret,
     check_namespace,
 };
 mod acl;
@@ -194,7 +194,7 @@ impl Connect {
                 store: url.into(),
                 reason: "the server refused the digest credentials (AuthFailed): check user= and the password file".into(),
             },
-            e => unreachable(url, e),
+            e => unreachable(url, Reason::from_error(e)),
         })
     }
 
@@ -289,7 +289,7 @@ impl ZooKeeperStore {
                     node: c.node,
                 }
             }
-            (e, _) => unreachable(url, e),
+            (e, _) => unreachable(url, Reason::from_error(e)),
         }
     }
 }

@@ -16,7 +16,7 @@ use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::super::ClaimError;
-use super::os::{kind_name, not_regular};
+use super::os::{io_error as io_err, kind_name, not_regular};
 
 /// What identifies a file: its device and inode.
 pub(super) type FileId = (u64, u64);
@@ -65,7 +65,7 @@ impl Trust {
         let shared = self.group && self.groups.contains(&gid);
         let refuse = |reason: String| ClaimError::Refused {
             store: format!("file:{}", path.display()),
-            reason,
+            reason: reason.into(),
         };
         if uid != 0 && uid != self.uid && shared && !super::os::member_of(uid, gid) {
             // The group matches, but its owner is not in it: a setgid parent gives its group
@@ -107,10 +107,6 @@ impl Trust {
 fn file_id(stat: &Stat) -> FileId {
     #[allow(clippy::useless_conversion)]
     (u64::from(stat.st_dev), u64::from(stat.st_ino))
-}
-
-fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
-    super::os::io_error(path, e)
 }
 
 /// A directory of the store, opened without following a link and checked; every file
@@ -167,7 +163,7 @@ impl Dir {
                             "{} is a symbolic link: the store never follows a link to its directories (someone may have planted it to take the store's files); remove it, and check who can write to {}",
                             path.display(),
                             path.parent().unwrap_or(Path::new("/")).display()
-                        ),
+                        ).into(),
                     });
                 }
                 Err(e) => return Err(io_err(&path, e)),
@@ -277,7 +273,7 @@ impl Dir {
                     stat.st_uid,
                     trust.uid,
                     at.path.display()
-                ),
+                ).into(),
             }),
             None => Dir::open_at(&at.fd, name, here, trust, create, false),
         }

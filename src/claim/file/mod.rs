@@ -18,7 +18,7 @@ pub(super) mod os;
 mod records;
 mod state;
 use dir::{Dir, FileId, Trust};
-use os::io_error;
+use os::io_error as io_err;
 use state::{State, read_state, write_state};
 
 /// Claims on one host, with no coordinator: `DIR/NAMESPACE/node-N.lock`, held with an
@@ -89,10 +89,6 @@ struct Held {
 
 /// The longest a write waits for the namespace's directory lock.
 const DIR_LOCK_BOUND: Duration = Duration::from_secs(5);
-
-fn io_err(path: &Path, e: impl core::fmt::Display) -> ClaimError {
-    io_error(path, e)
-}
 
 fn lock_name(node: u64) -> String {
     format!("node-{node}.lock")

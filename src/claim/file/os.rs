@@ -3,12 +3,12 @@
 //! a claim error with the fix that fits it.
 
 use std::path::Path;
-use std::string::ToString;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 use rustix::fs::FileType;
 
-use super::super::ClaimError;
+use super::super::{ClaimError, Reason};
 
 /// What kind of file a name is, as the store sees it.
 pub(in crate::claim) fn kind_name(t: FileType) -> &'static str {
@@ -32,7 +32,7 @@ pub(super) fn not_regular(path: &Path, t: FileType) -> ClaimError {
         reason: format!(
             "it is {}, not a regular file: nothing this store writes is one, so someone made it by hand or planted it",
             kind_name(t)
-        ),
+        ).into(),
     }
 }
 
@@ -67,13 +67,52 @@ fn member_in(passwd: &str, group: &str, uid: u32, gid: u32) -> bool {
     })
 }
 
+/// What the file store found wrong at a path: an OS error (kept as the
+/// [`Reason`]'s cause), or what it saw in words.
+pub(in crate::claim) enum Found {
+    /// An error of the operating system.
+    Os(std::io::Error),
+    /// What the store found, in words.
+    Text(String),
+}
+
+impl From<std::io::Error> for Found {
+    fn from(e: std::io::Error) -> Found {
+        Found::Os(e)
+    }
+}
+
+impl From<rustix::io::Errno> for Found {
+    fn from(e: rustix::io::Errno) -> Found {
+        Found::Os(e.into())
+    }
+}
+
+impl From<String> for Found {
+    fn from(text: String) -> Found {
+        Found::Text(text)
+    }
+}
+
+impl From<&str> for Found {
+    fn from(text: &str) -> Found {
+        Found::Text(text.into())
+    }
+}
+
 /// A file system error at `path` (an OS error, or what the store found): what was found
-/// and, for an OS error, the fix that fits it.
-pub(super) fn io_error(path: &Path, e: impl core::fmt::Display) -> ClaimError {
-    let found = e.to_string();
-    let errno = found
-        .rsplit_once("(os error ")
-        .and_then(|(_, n)| n.trim_end_matches(')').parse::<i32>().ok());
+/// and, for an OS error, the fix that fits it. The OS error is the claim error's
+/// [`source`](std::error::Error::source).
+pub(super) fn io_error(path: &Path, found: impl Into<Found>) -> ClaimError {
+    let (text, errno, os) = match found.into() {
+        Found::Os(e) => (e.to_string(), e.raw_os_error(), Some(e)),
+        Found::Text(text) => {
+            let errno = text
+                .rsplit_once("(os error ")
+                .and_then(|(_, n)| n.trim_end_matches(')').parse::<i32>().ok());
+            (text, errno, None)
+        }
+    };
     let fix = match errno {
         // ENOENT
         Some(2) => {
@@ -94,12 +133,16 @@ pub(super) fn io_error(path: &Path, e: impl core::fmt::Display) -> ClaimError {
         }
         None => "",
     };
+    let text = if fix.is_empty() {
+        text
+    } else {
+        format!("{text}; {fix}")
+    };
     ClaimError::Io {
         path: path.display().to_string(),
-        reason: if fix.is_empty() {
-            found
-        } else {
-            format!("{found}; {fix}")
+        reason: match os {
+            Some(e) => Reason::caused_by(text, e),
+            None => Reason::new(text),
         },
     }
 }

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 
 use super::store::Claimed;
 use super::take::{Claiming, RenewClock, claim_usable, settings};
-use super::{ClaimError, ClaimState, ClaimStore, Claims, Fence, default_instance};
+use super::{ClaimError, ClaimState, ClaimStore, Claims, Fence, Reason, default_instance};
 use crate::clock::Clock;
 use crate::layout::Layout;
 mod renewal;
@@ -321,7 +321,10 @@ impl Holder {
                     let _ = shared.store.release(&shared.claimed, not_before);
                     return Err(ClaimError::Unreachable {
                         store: shared.store.url(),
-                        reason: format!("cannot start the renewal thread: {e}"),
+                        reason: Reason::caused_by(
+                            format!("cannot start the renewal thread: {e}"),
+                            e,
+                        ),
                     });
                 }
             }

@@ -5,13 +5,14 @@
 use std::string::String;
 use std::string::ToString;
 
-use crate::claim::{ClaimError, ClaimInfo, NodeState};
+use crate::claim::{ClaimError, ClaimInfo, NodeState, Reason};
 
-/// The store could not be reached: `reason`, for the store at `url`.
-pub fn unreachable(url: &str, reason: impl core::fmt::Display) -> ClaimError {
+/// The store could not be reached: `reason` (words, or a [`Reason`] that keeps the
+/// client's error as the claim error's source), for the store at `url`.
+pub fn unreachable(url: &str, reason: impl Into<Reason>) -> ClaimError {
     ClaimError::Unreachable {
         store: url.into(),
-        reason: reason.to_string(),
+        reason: reason.into(),
     }
 }
 

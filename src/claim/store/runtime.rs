@@ -7,7 +7,7 @@ use core::time::Duration;
 use std::string::String;
 
 use super::unreachable;
-use crate::claim::ClaimError;
+use crate::claim::{ClaimError, Reason};
 
 /// A network store's runtime (one worker thread) and its bounds: what a client of etcd,
 /// ZooKeeper or any async coordinator runs on behind the synchronous [`ClaimStore`](super::ClaimStore).
@@ -29,7 +29,7 @@ impl Runtime {
             .thread_name(thread)
             .enable_all()
             .build()
-            .map_err(|e| unreachable(&url, e))?;
+            .map_err(|e| unreachable(&url, Reason::from_error(e)))?;
         Ok(Runtime {
             url,
             timeout,

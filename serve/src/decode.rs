@@ -10,7 +10,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use flakeid::Id;
-use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
+use flakeid_text::rows::{RowFormat, RowWriter};
 
 use crate::authorized::Authorized;
 use crate::routes::JSON;
@@ -161,22 +161,19 @@ async fn decode_rows(s: &Service, ids: &[u64], ndjson: bool) -> Result<Vec<u8>, 
     let mut batch = s.batch();
     let mut writer = RowWriter::new(s.layout(), RowFormat::Json);
     // A row takes about 200 bytes; the writer grows `out` when a row might not fit.
-    let mut out = Vec::with_capacity(ids.len() * 224 + ROW_MAX);
-    let mut at = 0;
+    let mut out = Vec::with_capacity(ids.len() * 224 + 512);
     if !ndjson {
         // The rows of an array end in commas; the last becomes the closing bracket.
         writer = writer.separator(b',');
         out.push(b'[');
-        at = 1;
     }
     for (k, chunk) in ids.chunks(CHUNK).enumerate() {
         if k > 0 {
             tokio::task::yield_now().await;
         }
         s.decode_into(chunk, k * CHUNK, &mut batch)?;
-        at = writer.rows(&mut out, at, &batch);
+        writer.rows(&mut out, &batch);
     }
-    out.truncate(at);
     if !ndjson {
         if !ids.is_empty() {
             out.pop();

@@ -13,8 +13,8 @@
 //! let mut batch = Batch::new(Decoder::new(&layout));
 //! batch.decode_slice(&[2116500430648709162, 2116500430648709163])?;
 //! let mut out = Vec::new();
-//! let end = RowWriter::new(&layout, RowFormat::Csv).rows(&mut out, 0, &batch);
-//! out.truncate(end);
+//! let len = RowWriter::new(&layout, RowFormat::Csv).rows(&mut out, &batch);
+//! assert_eq!(out.len(), len);
 //! assert!(out.starts_with(b"2116500430648709162,2026-10-31T12:00:00.000Z,"));
 //! assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 2);
 //! # Ok::<(), flakeid::Error>(())
@@ -151,11 +151,6 @@ pub(crate) struct Columns<'a, S> {
 }
 
 impl<S: Copy + Into<u64>> Columns<'_, S> {
-    /// How many rows.
-    pub(crate) fn len(&self) -> usize {
-        self.ids.len()
-    }
-
     /// Every row, in order: the columns zipped (each cut to the IDs' length), so that no
     /// row pays a bounds check per column, whether it is read by `for` or `for_each`.
     pub(crate) fn rows(&self) -> impl Iterator<Item = Row> + '_ {

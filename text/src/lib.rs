@@ -15,9 +15,8 @@
 //! writer.header(&mut out);
 //! let (ticks, sequence, node) = (d.ticks, d.sequence, d.node);
 //! let row = Row { id, ticks, unix_ms: layout.unix_ms_of(ticks)?, sequence, node };
-//! let at = out.len();
-//! let end = writer.row(&mut out, at, &row);
-//! out.truncate(end);
+//! let len = writer.row(&mut out, &row);
+//! assert_eq!(out.len(), 54 + len);
 //! let text = String::from_utf8(out)?;
 //! assert!(text.starts_with("id,time,unix_ms,ticks,sequence,node,datacenter,worker\n1541815603606036480,2022-"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -10,12 +10,12 @@ use flakeid::rfc3339::{self, Timestamp};
 /// The most one row takes in the batch's text, over-copies included: a row is at most
 /// about 310 bytes (nine 20-digit numbers, a timestamp and the keys), and the fixed-size
 /// copies below write up to `TICK_TEXT` (128) bytes past where the row then goes on.
-pub const ROW_MAX: usize = 512;
+pub(crate) const ROW_MAX: usize = 512;
 
 /// The room kept for the part of a row that only the tick decides (at most about 80 bytes).
 pub(crate) const TICK_TEXT: usize = 128;
 
-/// A row being written straight into the batch's text, from `len`. Numbers go in place
+/// A row being written straight into the writer's buffer of rows, from `len`. Numbers go in place
 /// ([`Line::digits_at`]); padding and the cached tick text are fixed-size copies (no
 /// `memset`/`memmove` call per piece), of which only `len` counts.
 pub(crate) struct Line<'a> {
@@ -24,15 +24,11 @@ pub(crate) struct Line<'a> {
 }
 
 impl<'a> Line<'a> {
-    /// A row written into `out` from `at`, over [`ROW_MAX`] bytes (`out` grown with zeros
-    /// first if it is shorter).
+    /// A row written into `buf` from `at`, over [`ROW_MAX`] bytes (which `buf` has).
     #[inline(always)]
-    pub(crate) fn at(out: &'a mut Vec<u8>, at: usize) -> Line<'a> {
-        if out.len() < at.saturating_add(ROW_MAX) {
-            out.resize(at + ROW_MAX, 0);
-        }
+    pub(crate) fn at(buf: &'a mut [u8], at: usize) -> Line<'a> {
         Line {
-            buf: &mut out[at..at + ROW_MAX],
+            buf: &mut buf[at..at + ROW_MAX],
             len: 0,
         }
     }

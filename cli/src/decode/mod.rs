@@ -11,7 +11,7 @@ use crate::args::{BackendChoice, DecodeArgs, DecodeFormat, InputEncoding};
 use crate::flags::parse_layout;
 use crate::out::{CliError, CliResult, quiet_on_broken_pipe, warn};
 use flakeid_text::batch::Batch;
-use flakeid_text::rows::{ROW_MAX, RowFormat, RowWriter};
+use flakeid_text::rows::{RowFormat, RowWriter};
 
 mod line;
 mod table;
@@ -139,17 +139,14 @@ impl<W: Write> DecodeStream<'_, W> {
             return Ok(());
         }
         self.batch.decode().map_err(|e| CliError::new(None, e))?;
-        let mut at = 0;
+        self.text.clear();
         if !self.header_written {
             self.header_written = true;
-            let mut header = Vec::new();
-            self.rows.header(&mut header);
-            self.text[..header.len()].copy_from_slice(&header);
-            at = header.len();
+            self.rows.header(&mut self.text);
         }
-        at = self.rows.rows(&mut self.text, at, &self.batch);
+        self.rows.rows(&mut self.text, &self.batch);
         self.out
-            .write_all(&self.text[..at])
+            .write_all(&self.text)
             .or_else(quiet_on_broken_pipe)?;
         self.batch.clear();
         Ok(())
@@ -233,9 +230,9 @@ pub(crate) fn run(a: DecodeArgs) -> CliResult<ExitCode> {
         rows: RowWriter::new(&layout, format),
         header_written: false,
         out: &mut out,
-        // Sized once (a row never takes more than ROW_MAX) and never shrunk: rows are
-        // written in place, and only the written part goes out.
-        text: vec![0; (DECODE_BATCH + 1) * ROW_MAX],
+        // Cleared for each batch, never shrunk: grown by the first batches, then reused
+        // as it is.
+        text: Vec::new(),
         bad_lines: 0,
     };
     if a.ids.is_empty() {

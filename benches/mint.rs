@@ -246,6 +246,17 @@ fn hot_path(c: &mut Criterion) {
         b.iter(|| black_box(sd.generate::<u64>()))
     });
 
+    // sonyflake (Sony's layout: 8-bit sequence per 10 ms): its cap of 25,600 IDs per
+    // second (39 µs per ID) is what this measures.
+    let sf = sonyflake::Sonyflake::builder()
+        .machine_id(&|| Ok(1))
+        .finalize()
+        .unwrap();
+    check("sonyflake", || sf.next_id().unwrap());
+    group.bench_function("sonyflake (256/10 ms cap)", |b| {
+        b.iter(|| black_box(sf.next_id().unwrap()))
+    });
+
     let mb = MutexBaseline::new();
     check("mutex baseline", || mb.next());
     group.bench_function("Mutex baseline", |b| b.iter(|| black_box(mb.next())));

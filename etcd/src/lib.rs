@@ -41,9 +41,8 @@ use flakeid::claim::{
     Access, ClaimError, ClaimInfo, ClaimStore, NamespaceInfo, OpenOptions, Reason, check_namespace,
 };
 mod claim;
-mod line;
-mod records;
 mod retry;
+mod store;
 mod write;
 use retry::*;
 
@@ -299,101 +298,6 @@ impl FromUrl for EtcdStore {
         let mut options = options.clone();
         options.access = access;
         EtcdStore::connect_with(&endpoints, &options)
-    }
-}
-
-impl ClaimStore for EtcdStore {
-    /// A key per waiter under `NS/line/`, bound to a lease of its own: waiters are served
-    /// in the order etcd created their keys; a dead waiter's key goes with its lease (the
-    /// TTL).
-    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
-        self.join_line(namespace, instance).map(Some)
-    }
-
-    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
-        self.line(namespace)
-    }
-
-    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
-        self.stay_in_line(ticket)
-    }
-
-    fn leave_line(&self, ticket: &Ticket) {
-        self.leave_line(ticket);
-    }
-
-    fn lease_ttl(&self) -> Option<Duration> {
-        Some(self.ttl)
-    }
-
-    /// Two attempts (the first, on the member that stopped answering, timed out) and the
-    /// pause between them.
-    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
-        Some(2 * attempt_bound(self.remote.timeout, ttl) + RETRY_PAUSE)
-    }
-
-    fn url(&self) -> String {
-        self.remote.url.clone()
-    }
-
-    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.claim(request)
-    }
-
-    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        self.write(claimed, reserved_until_unix_ns, false)
-    }
-
-    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        self.write(claimed, reserved_until_unix_ns, true)
-    }
-
-    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        let url = self.remote.url.clone();
-        let keys = self.keys(namespace);
-        let prefix = format!("{}/", keys.namespace());
-        self.run(move |mut client| {
-            let url = url.clone();
-            let (prefix, keys) = (prefix.clone(), keys.clone());
-            async move {
-                let resp = client
-                    .get(prefix.as_str(), Some(GetOptions::new().with_prefix()))
-                    .await
-                    .map_err(|e| etcd_error(&url, e))?;
-                let mut nodes: BTreeMap<u64, Listing> = BTreeMap::new();
-                for kv in resp.kvs() {
-                    let key = String::from_utf8_lossy(kv.key());
-                    let Some((record, node)) = keys.record(&key) else {
-                        continue;
-                    };
-                    let listing = nodes.entry(node).or_insert_with(|| Listing::new(node));
-                    match record {
-                        Record::Node => listing.held_by(kv.value()),
-                        Record::Reserved => listing.reserved(kv.value(), &key),
-                        // A record a later release keeps: not part of this listing.
-                        _ => {}
-                    }
-                }
-                Ok(nodes.into_values().map(|l| l.0).collect())
-            }
-        })
-    }
-
-    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.bind_layout(namespace, layout)
-    }
-
-    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.namespaces()
-    }
-
-    fn repair(
-        &self,
-        namespace: &str,
-        node: u64,
-        reserved_until_unix_ns: u64,
-    ) -> Result<Repaired, ClaimError> {
-        self.repair(namespace, node, reserved_until_unix_ns)
     }
 }
 

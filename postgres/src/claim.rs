@@ -5,15 +5,15 @@ use std::string::String;
 use std::sync::Arc;
 use std::vec::Vec;
 
-use flakeid::claim::store::{ClaimRequest, Claimed, Repaired, claim_token, same_layout};
-use flakeid::claim::{ClaimError, ClaimInfo, NamespaceInfo, NodeState};
+use flakeid::claim::store::{ClaimRequest, Claimed, claim_token};
+use flakeid::claim::{ClaimError, ClaimInfo, NodeState};
 use tokio_postgres::Client;
 
 use crate::{PostgresStore, Shared};
 
 /// A node id or reservation as the `bigint` it is stored as; one past `i64::MAX` (the
 /// year 2262 in nanoseconds) cannot be.
-fn bigint(url: &str, what: &str, value: u64) -> Result<i64, ClaimError> {
+pub(crate) fn bigint(url: &str, what: &str, value: u64) -> Result<i64, ClaimError> {
     i64::try_from(value).map_err(|_| ClaimError::Refused {
         store: url.into(),
         reason: format!("{what} {value} is past what a bigint holds (2^63 - 1)").into(),
@@ -201,99 +201,6 @@ impl PostgresStore {
                     });
                 }
                 Ok(infos)
-            }
-        })
-    }
-
-    /// [`ClaimStore::bind_layout`](flakeid::claim::ClaimStore::bind_layout): inserted if
-    /// the namespace has none, then the recorded one compared.
-    pub(crate) fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        let (namespace, layout) = (String::from(namespace), String::from(layout));
-        self.run(move |shared, client| {
-            let (namespace, layout) = (namespace.clone(), layout.clone());
-            async move {
-                client
-                    .execute(&shared.sql.bind, &[&namespace, &layout])
-                    .await
-                    .map_err(shared.e())?;
-                let recorded: String = client
-                    .query_one(&shared.sql.layout, &[&namespace])
-                    .await
-                    .map_err(shared.e())?
-                    .get(0);
-                same_layout(&namespace, &recorded, &layout)
-            }
-        })
-    }
-
-    /// [`ClaimStore::namespaces`](flakeid::claim::ClaimStore::namespaces).
-    pub(crate) fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.run(move |shared, client| async move {
-            let rows = client
-                .query(&shared.sql.namespaces, &[])
-                .await
-                .map_err(shared.e())?;
-            Ok(rows
-                .iter()
-                .map(|row| NamespaceInfo {
-                    namespace: row.get(0),
-                    layout: row.get(1),
-                    problem: None,
-                })
-                .collect())
-        })
-    }
-
-    /// [`ClaimStore::repair`](flakeid::claim::ClaimStore::repair): one statement that
-    /// locks the row, refuses a live holder's, and stores the larger reservation, released.
-    pub(crate) fn repair(
-        &self,
-        namespace: &str,
-        node: u64,
-        reserved: u64,
-    ) -> Result<Repaired, ClaimError> {
-        let url = &self.shared.url;
-        let (id, value) = (
-            bigint(url, "node id", node)?,
-            bigint(url, "reservation", reserved)?,
-        );
-        let namespace = String::from(namespace);
-        self.run(move |shared, client| {
-            let namespace = namespace.clone();
-            async move {
-                let e = shared.e();
-                for _ in 0..2 {
-                    let found = client
-                        .query_opt(&shared.sql.repair, &[&namespace, &id, &value])
-                        .await
-                        .map_err(&e)?;
-                    if let Some(row) = found {
-                        let (previous, live, stored): (Option<i64>, bool, Option<i64>) =
-                            (row.get(0), row.get(1), row.get(2));
-                        if live {
-                            return Err(ClaimError::NodeHeld {
-                                namespace: namespace.clone(),
-                                node,
-                            });
-                        }
-                        return Ok(Repaired {
-                            previous_unix_ns: previous.and_then(|v| u64::try_from(v).ok()),
-                            reserved_until_unix_ns: stored.map_or(reserved, |v| v as u64),
-                        });
-                    }
-                    let made = client
-                        .query_opt(&shared.sql.repair_missing, &[&namespace, &id, &value])
-                        .await
-                        .map_err(&e)?;
-                    if made.is_some() {
-                        return Ok(Repaired {
-                            previous_unix_ns: None,
-                            reserved_until_unix_ns: reserved,
-                        });
-                    }
-                    // A claim made the row meanwhile: look again.
-                }
-                Err(ClaimError::NodeHeld { namespace, node })
             }
         })
     }

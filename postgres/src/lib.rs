@@ -40,10 +40,10 @@ mod claim;
 mod connect;
 mod errors;
 mod grants;
-mod line;
 mod schema;
 mod settings;
 mod statements;
+mod store;
 mod tls;
 mod topology;
 mod trust;
@@ -327,86 +327,6 @@ impl FromUrl for PostgresStore {
     /// `application_name`; over the access of `options`.
     fn from_url(url: &StoreUrl, options: &OpenOptions) -> Result<PostgresStore, ClaimError> {
         PostgresStore::open(url, options)
-    }
-}
-
-impl ClaimStore for PostgresStore {
-    fn url(&self) -> String {
-        self.shared.url.clone()
-    }
-
-    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.claim(request)
-    }
-
-    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        self.renew(claimed, reserved_until_unix_ns)
-    }
-
-    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        self.release(claimed, reserved_until_unix_ns)
-    }
-
-    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        self.list(namespace)
-    }
-
-    fn lease_ttl(&self) -> Option<Duration> {
-        Some(self.ttl)
-    }
-
-    /// With more than one host: two attempts (the first, on the host that stopped
-    /// answering, timed out) and the pause between them. The promotion of a standby
-    /// itself is the operator's (or Patroni's) to bound: a holder whose renewals fail past
-    /// its window stops minting, and renews again once a primary answers, if nobody took
-    /// its id meanwhile.
-    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
-        (self.hosts > 1).then(|| 2 * attempt_bound(self.remote.timeout, ttl) + RETRY_PAUSE)
-    }
-
-    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.bind_layout(namespace, layout)
-    }
-
-    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.namespaces()
-    }
-
-    fn repair(
-        &self,
-        namespace: &str,
-        node: u64,
-        reserved_until_unix_ns: u64,
-    ) -> Result<Repaired, ClaimError> {
-        self.repair(namespace, node, reserved_until_unix_ns)
-    }
-
-    /// A row per waiter in `line`, numbered in the order the rows were made; a dead
-    /// waiter's row lapses with its lease (the TTL).
-    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
-        self.join_line(namespace, instance).map(Some)
-    }
-
-    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
-        self.line(namespace)
-    }
-
-    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
-        self.stay_in_line(ticket)
-    }
-
-    fn leave_line(&self, ticket: &Ticket) {
-        self.leave_line(ticket);
-    }
-
-    /// What the primary's replication risks, where the URL accepted it
-    /// (`replication=async`).
-    fn warnings(&self) -> Vec<String> {
-        self.shared
-            .warnings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
     }
 }
 

@@ -42,8 +42,8 @@ use flakeid::claim::{
 };
 mod acl;
 mod claim;
-mod line;
 mod records;
+mod store;
 mod write;
 use write::{READ_BACK_TRIES, op_error, owns, set_version};
 
@@ -316,115 +316,6 @@ impl FromUrl for ZooKeeperStore {
         let mut options = options.clone();
         options.access = access;
         ZooKeeperStore::connect_with(&hosts, &options)
-    }
-}
-
-impl ClaimStore for ZooKeeperStore {
-    /// An ephemeral sequential znode per waiter under `NS/line`: waiters are served in
-    /// ZooKeeper's sequence order; a dead waiter's znode goes with its session (the TTL).
-    fn join_line(&self, namespace: &str, instance: &str) -> Result<Option<Ticket>, ClaimError> {
-        self.join_line(namespace, instance).map(Some)
-    }
-
-    fn line(&self, namespace: &str) -> Result<Vec<Waiter>, ClaimError> {
-        self.line(namespace)
-    }
-
-    fn stay_in_line(&self, ticket: &Ticket) -> Result<(), ClaimError> {
-        self.stay_in_line(ticket)
-    }
-
-    fn leave_line(&self, ticket: &Ticket) {
-        self.leave_line(ticket);
-    }
-
-    /// On an ensemble (more than one host), the longer of two ways to lose the member in
-    /// use: it stops answering, which the client notices and leaves within its connection
-    /// timeout (two fifths of the TTL at most), or it dies as the leader, and the client
-    /// waits out an election ([`LEADER_LOSS`]). One server has no member to move to: `None`.
-    fn failover_bound(&self, ttl: Duration) -> Option<Duration> {
-        let hosts = self.connect.hosts.split('/').next().unwrap_or_default();
-        (hosts.split(',').count() > 1).then(|| LEADER_LOSS.max(self.connect.leave_after(ttl)))
-    }
-
-    fn lease_ttl(&self) -> Option<Duration> {
-        // What the server granted, which may differ from what was asked.
-        self.client
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(|c| c.session_timeout())
-    }
-
-    fn url(&self) -> String {
-        self.remote.url.clone()
-    }
-
-    fn warnings(&self) -> Vec<String> {
-        let mut warnings = match self.connect.auth {
-            Some(_) => Vec::new(),
-            None => vec![format!(
-                "{} is used without a user: its znodes are open to every client of the ensemble (ACL world:anyone), which could rewrite a reservation; give ?user=NAME&password-file=FILE for digest auth and creator-only znodes",
-                self.remote.url
-            )],
-        };
-        warnings.extend(
-            self.notices
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .cloned(),
-        );
-        warnings
-    }
-
-    fn claim(&self, request: &ClaimRequest<'_>) -> Result<Claimed, ClaimError> {
-        self.claim(request)
-    }
-
-    fn renew(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let result = self.write(claimed, reserved_until_unix_ns, false);
-        if matches!(result, Err(ClaimError::NotOwner { .. })) {
-            // Lost for good: nothing done with it later may reach a later claim.
-            self.claims
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&claimed.token);
-        }
-        result
-    }
-
-    fn release(&self, claimed: &Claimed, reserved_until_unix_ns: u64) -> Result<(), ClaimError> {
-        let result = self.write(claimed, reserved_until_unix_ns, true);
-        self.claims
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&claimed.token);
-        if matches!(result, Err(ClaimError::NotOwner { .. })) {
-            self.leave_reservation(claimed, reserved_until_unix_ns);
-        }
-        result
-    }
-
-    fn bind_layout(&self, namespace: &str, layout: &str) -> Result<(), ClaimError> {
-        self.bind_layout(namespace, layout)
-    }
-
-    fn namespaces(&self) -> Result<Vec<NamespaceInfo>, ClaimError> {
-        self.namespaces()
-    }
-
-    fn repair(
-        &self,
-        namespace: &str,
-        node: u64,
-        reserved_until_unix_ns: u64,
-    ) -> Result<Repaired, ClaimError> {
-        self.repair(namespace, node, reserved_until_unix_ns)
-    }
-
-    fn list(&self, namespace: &str) -> Result<Vec<ClaimInfo>, ClaimError> {
-        self.list(namespace)
     }
 }
 

@@ -1,6 +1,6 @@
 # The setting every step of .ci/run shares; each step script (.ci/steps/NN-name.sh) sources
 # it, so a step runs alone too: `bash .ci/steps/21-loom.sh`. A step that needs a server or
-# a tool assumes the steps that install them (02-servers, 03-python) ran once on the
+# a tool assumes the steps that install them (02-servers, 03-runtimes) ran once on the
 # machine.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

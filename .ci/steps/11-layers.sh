@@ -22,7 +22,7 @@ cargo clippy -p flakeid-cli --no-default-features -- -D warnings
 cargo clippy -p flakeid-cli --no-default-features --features serve -- -D warnings
 # Stores are composed once: the front ends reach etcd, ZooKeeper and PostgreSQL through flakeid-stores
 # only, and the fleet kit (whose servers the stores' own tests use) through none.
-for p in flakeid-cli flakeid-serve flakeid-python flakeid-fleet; do
+for p in flakeid-cli flakeid-serve flakeid-python flakeid-node flakeid-fleet; do
     if cargo tree -p "$p" -e normal --depth 1 --prefix none | grep -E '^flakeid-(etcd|zookeeper|postgres) '; then
         echo "$p depends on a store package directly: open stores with flakeid_stores::open" >&2
         exit 1

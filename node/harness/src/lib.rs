@@ -1,0 +1,1 @@
+//! Runs the Node package's tests from `cargo test` (see `tests/node.rs`).

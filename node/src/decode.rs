@@ -41,11 +41,9 @@ fn column(narrow: Option<&[u32]>, wide: Option<&[u64]>) -> Column {
 /// first that does not, with its index.
 pub(crate) fn decode_ids(layout: &NodeLayout, ids: &[u64]) -> napi::Result<Columns> {
     let l = layout.layout;
-    let mut b = ColumnBuffers::for_layout(&l, Fields::ALL);
-    layout
-        .decoder()
-        .decode_into(ids, &mut b)
-        .map_err(core_error)?;
+    let mut kept = layout.buffers.lock().unwrap_or_else(|p| p.into_inner());
+    let b = kept.get_or_insert_with(|| ColumnBuffers::for_layout(&l, Fields::ALL));
+    layout.decoder().decode_into(ids, b).map_err(core_error)?;
     let none: &[u64] = &[];
     let unix_ms = b
         .unix_ms()
@@ -71,24 +69,38 @@ pub(crate) fn decode_ids(layout: &NodeLayout, ids: &[u64]) -> napi::Result<Colum
     };
     let fields = l.node_fields();
     if let Some((a, z)) = fields.parts() {
-        let nodes: Vec<u64> = match (b.node(), b.node_wide()) {
-            (Some(v), _) => v.iter().map(|&x| u64::from(x)).collect(),
-            (None, Some(v)) => v.to_vec(),
-            (None, None) => Vec::new(),
+        // The node's high bits, then its low bits (`Layout::split_node`), a pass each.
+        let low_bits = l.worker_bits();
+        let (high, low) = match (b.node(), b.node_wide()) {
+            (Some(v), _) if low_bits < 32 => {
+                let mask = (1u32 << low_bits) - 1;
+                (
+                    Either::A(Uint32Array::new(v.iter().map(|&n| n >> low_bits).collect())),
+                    Either::A(Uint32Array::new(v.iter().map(|&n| n & mask).collect())),
+                )
+            }
+            (narrow, wide) => {
+                let nodes: Vec<u64> = match (narrow, wide) {
+                    (Some(v), _) => v.iter().map(|&x| u64::from(x)).collect(),
+                    (None, Some(v)) => v.to_vec(),
+                    (None, None) => Vec::new(),
+                };
+                let (xs, ys): (Vec<u64>, Vec<u64>) =
+                    nodes.into_iter().map(|n| l.split_node(n)).unzip();
+                let part = |v: Vec<u64>, bits: u32| match bits <= 32 {
+                    true => Either::A(Uint32Array::new(v.into_iter().map(|x| x as u32).collect())),
+                    false => Either::B(BigUint64Array::new(v)),
+                };
+                (part(xs, l.node_bits() - low_bits), part(ys, low_bits))
+            }
         };
-        let (xs, ys): (Vec<u64>, Vec<u64>) = nodes.into_iter().map(|n| l.split_node(n)).unzip();
-        // The first part is the node's high bits, the second its low bits.
-        let bits = [l.datacenter_bits(), l.node_bits() - l.datacenter_bits()];
-        for ((field, v), bits) in [(a, xs), (z, ys)].into_iter().zip(bits) {
+        for (field, column) in [(a, high), (z, low)] {
             let slot = match field {
                 flakeid::error::Field::Datacenter => &mut c.datacenter,
                 flakeid::error::Field::Worker => &mut c.worker,
                 _ => &mut c.process,
             };
-            *slot = Some(match bits <= 32 {
-                true => Either::A(Uint32Array::new(v.into_iter().map(|x| x as u32).collect())),
-                false => Either::B(BigUint64Array::new(v)),
-            });
+            *slot = Some(column);
         }
     }
     if fields.machine() {

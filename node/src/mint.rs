@@ -30,6 +30,8 @@ pub(crate) trait Mints: Send + Sync {
     fn try_id(&self) -> Result<u64, MintError>;
     /// `out.len()` IDs, each wait at most `max_wait`.
     fn ids(&self, out: &mut [Id]) -> Result<usize, MintError>;
+    /// As many of `out.len()` IDs as there are without waiting.
+    fn try_ids(&self, out: &mut [Id]) -> Result<usize, MintError>;
 }
 
 impl<C: Clock + Send + Sync, T: TickGate + Send + Sync> Mints for Generator<C, T> {
@@ -43,6 +45,10 @@ impl<C: Clock + Send + Sync, T: TickGate + Send + Sync> Mints for Generator<C, T
 
     fn ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
         self.next_ids(out)
+    }
+
+    fn try_ids(&self, out: &mut [Id]) -> Result<usize, MintError> {
+        self.try_next_ids(out)
     }
 }
 
@@ -96,6 +102,18 @@ impl Minter {
         }
     }
 }
+
+/// IDs of the tick now, for the package's `nextId()` to hand out one by one while that
+/// tick lasts (`untilMs`, Unix milliseconds): a call across to the addon costs more than
+/// the BigInt it returns, so the JavaScript side asks for a few at a time.
+#[napi(object)]
+pub struct TickBatch {
+    pub ids: BigUint64Array,
+    pub until_ms: f64,
+}
+
+/// The most IDs one `nextIdsInTick` call mints.
+const MAX_TICK_BATCH: usize = 4096;
 
 /// A generator as the package's `Generator` and `ClaimedGenerator` use it.
 #[napi]
@@ -200,12 +218,37 @@ impl NativeGenerator {
     /// The next ID, as a BigInt.
     #[napi(catch_unwind)]
     pub fn next_id(&self) -> napi::Result<u64> {
+        self.minter.get()?.id().map_err(mint_error)
+    }
+
+    /// Up to `want` IDs of one tick (at least one, waiting for the next tick as `nextId`
+    /// does where this one has none left), and when that tick ends.
+    #[napi(catch_unwind)]
+    pub fn next_ids_in_tick(&self, want: u32) -> napi::Result<TickBatch> {
         let g = self.minter.get()?;
-        match g.try_id() {
-            Ok(id) => Ok(id),
-            Err(e) if waits(&e) => g.id().map_err(mint_error),
-            Err(e) => Err(mint_error(e)),
-        }
+        let want = (want as usize).clamp(1, MAX_TICK_BATCH);
+        let mut ids = vec![Id::default(); want];
+        let n = match g.try_ids(&mut ids) {
+            Ok(n) if n > 0 => n,
+            Ok(_) => 0,
+            Err(e) if waits(&e) => 0,
+            Err(e) => return Err(mint_error(e)),
+        };
+        let ids: Vec<u64> = match n {
+            0 => vec![g.id().map_err(mint_error)?],
+            n => ids[..n].iter().map(|id| id.get()).collect(),
+        };
+        let last = ids[ids.len() - 1];
+        let l = &self.layout;
+        let ticks = l.decompose(last).map_err(crate::errors::core_error)?.ticks;
+        // The end of the last ID's tick; a layout's last tick ends at its end.
+        let until_ns = l
+            .unix_ns_of(ticks.saturating_add(1))
+            .unwrap_or(l.end_unix_ns());
+        Ok(TickBatch {
+            ids: BigUint64Array::new(ids),
+            until_ms: (until_ns / 1_000_000) as f64,
+        })
     }
 
     /// The next ID without waiting: a `FLAKEID_WOULD_BLOCK` error where it would.

@@ -85,3 +85,24 @@ test('clock policies by name, and a wrong one refused', () => {
   }
   assert.throws(() => new Generator('snowflake', 1, { clockPolicy: 'sometimes' }), (e) => e instanceof RangeError && /continue/.test(e.message))
 })
+
+test('nextId hands out IDs of the tick now, and any mix of calls strictly increases', async () => {
+  const layout = Layout.snowflake()
+  const g = new Generator(layout, 4)
+  // Enough calls in a row that nextId holds a batch of one tick's IDs.
+  const ids = []
+  for (let i = 0; i < 5000; i++) ids.push(g.nextId())
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const before = Date.now()
+  const late = g.nextId()
+  assert.ok(layout.decompose(late).unixMs >= before - 1, `${layout.decompose(late).unixMs} minted before ${before}`)
+  ids.push(late)
+  // Every form after nextId comes after what it held.
+  ids.push(g.nextId())
+  for (const id of g.nextIds(3)) ids.push(id)
+  ids.push(g.nextId())
+  ids.push(BigInt(g.nextIdString()))
+  ids.push(await g.nextIdAsync())
+  ids.push(g.nextId())
+  assert.equal(strictlyIncreasing(ids), null)
+})

@@ -87,12 +87,13 @@ fn the_node_package_passes_its_tests() {
         "npm ci",
         Command::new("npm").args(["ci", "--no-audit", "--no-fund"]),
     );
-    // Its own target directory: this test's cargo holds the workspace's.
+    // The packages' own target directory (this test's cargo holds the workspace's), shared
+    // with the Python package's build: their common dependencies build once.
     run(
         "npm run build:debug",
         Command::new("npm")
             .args(["run", "build:debug"])
-            .env("CARGO_TARGET_DIR", root.join("target/node")),
+            .env("CARGO_TARGET_DIR", root.join("target/packages")),
     );
     let said = run(
         "npm test",

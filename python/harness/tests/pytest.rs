@@ -106,7 +106,9 @@ fn the_python_package_passes_its_tests() {
     std::fs::create_dir_all(&work).unwrap();
     let py = venv(&python, &work.join("venv"), "requirements.txt");
     let dist = work.join("dist");
-    // Its own target directory: this test's cargo holds the workspace's.
+    // The packages' own target directory (this test's cargo holds the workspace's), which
+    // the Node package's build shares: the tests run one after the other, and their
+    // common dependencies build once.
     run(
         "maturin build",
         Command::new(py.parent().unwrap().join("maturin"))
@@ -116,7 +118,7 @@ fn the_python_package_passes_its_tests() {
             .arg(root.join("python/Cargo.toml"))
             .arg("--out")
             .arg(&dist)
-            .env("CARGO_TARGET_DIR", root.join("target/python")),
+            .env("CARGO_TARGET_DIR", root.join("target/packages")),
     );
     let wheel = std::fs::read_dir(&dist)
         .unwrap()

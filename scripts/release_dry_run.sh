@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo package --workspace --no-verify --allow-dirty \
     --exclude flakeid-loom-tests --exclude flakeid-no-std-check --exclude flakeid-fleet \
-    --exclude flakeid-python --exclude flakeid-python-tests
+    --exclude flakeid-python --exclude flakeid-python-tests --exclude flakeid-node --exclude flakeid-node-tests
 for p in flakeid flakeid-etcd flakeid-zookeeper flakeid-postgres flakeid-stores flakeid-testkit flakeid-text flakeid-serve flakeid-cli; do
     files=$(cargo package -p "$p" --list --allow-dirty)
     # Here-strings, not pipes: `grep -q` stops at the first match and closes the pipe, and

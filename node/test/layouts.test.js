@@ -156,3 +156,25 @@ test('an idRange holds the IDs minted in the span and none minted outside it', a
   assert.throws(() => layout.idRange(to, from), LayoutError)
   assert.deepEqual(layout.idRange(new Date(from), new Date(to).toISOString()), { first, last })
 })
+
+const vectors = process.env.FLAKEID_TEST_RUST_VECTORS
+test('the Rust crate\'s IDs and fields, both ways', { skip: vectors === undefined && process.env.FLAKEID_REQUIRE_SERVERS === undefined && 'FLAKEID_TEST_RUST_VECTORS is not set (cargo test -p flakeid-node-tests sets it)' }, () => {
+  assert.ok(vectors !== undefined, 'FLAKEID_TEST_RUST_VECTORS is not set and FLAKEID_REQUIRE_SERVERS is')
+  const rows = JSON.parse(require('node:fs').readFileSync(vectors, 'utf8'))
+  assert.ok(rows.length >= 2000, `${rows.length} rows`)
+  const layouts = new Map()
+  for (const row of rows) {
+    if (!layouts.has(row.layout)) layouts.set(row.layout, new Layout(row.layout))
+    const layout = layouts.get(row.layout)
+    const id = BigInt(row.id)
+    const d = layout.decompose(id)
+    for (const k of ['ticks', 'unixMs', 'sequence', 'node', 'datacenter', 'worker', 'process', 'machine']) {
+      assert.equal(d[k] === undefined ? undefined : String(d[k]), row[k], `${row.layout} ${row.id} ${k}`)
+    }
+    const fields = { ticks: BigInt(row.ticks), sequence: BigInt(row.sequence) }
+    for (const k of ['node', 'datacenter', 'worker', 'process', 'machine']) {
+      if (row[k] !== undefined) fields[k] = BigInt(row[k])
+    }
+    assert.equal(layout.compose(fields), id, `${row.layout} ${row.id}`)
+  }
+})

@@ -14,15 +14,9 @@ const { convert, FlakeidTypeError, FlakeidRangeError, LayoutError } = errors
 // The addon for this platform: the one built here (`npm run build`), else the platform
 // package a release publishes beside this one (`flakeid-rs-linux-x64-gnu`, ...).
 function load () {
-  const triple = {
-    'linux-x64': 'linux-x64-gnu',
-    'linux-arm64': 'linux-arm64-gnu',
-    'darwin-x64': 'darwin-x64',
-    'darwin-arm64': 'darwin-arm64',
-    'win32-x64': 'win32-x64-msvc'
-  }[`${process.platform}-${process.arch}`]
+  const { triple, addon } = require('./platform.js')
   const tried = []
-  for (const candidate of [path.join(__dirname, `flakeid.${triple}.node`), `flakeid-rs-${triple}`]) {
+  for (const candidate of [path.join(__dirname, addon), `flakeid-rs-${triple}`]) {
     try {
       return require(candidate)
     } catch (e) {

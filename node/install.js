@@ -9,14 +9,9 @@ const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 
-const triple = {
-  'linux-x64': 'linux-x64-gnu',
-  'linux-arm64': 'linux-arm64-gnu',
-  'darwin-x64': 'darwin-x64',
-  'darwin-arm64': 'darwin-arm64',
-  'win32-x64': 'win32-x64-msvc'
-}[`${process.platform}-${process.arch}`]
-const addon = path.join(__dirname, `flakeid.${triple}.node`)
+const platform = require('./platform.js')
+const triple = platform.triple
+const addon = path.join(__dirname, platform.addon)
 
 if (fs.existsSync(addon)) process.exit(0)
 // A packed package without the addon: a release's platform package brings it (index.js

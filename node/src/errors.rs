@@ -6,7 +6,7 @@
 use core::fmt::Display;
 
 use flakeid::MintError;
-use flakeid::claim::{ClaimError, ClaimErrorKind};
+use flakeid::claim::ClaimError;
 use napi::{Error, Status};
 
 /// A value of the wrong type: a `TypeError`.
@@ -77,16 +77,7 @@ pub(crate) fn mint_error(e: MintError) -> Error {
 /// `ClaimError`, with its kind: `settings`, `unavailable`, `busy`, `not_owner`, `access`,
 /// `corrupt` or `cancelled`.
 pub(crate) fn claim_error(e: ClaimError) -> Error {
-    let kind = match e.kind() {
-        ClaimErrorKind::Settings => "settings",
-        ClaimErrorKind::Unavailable => "unavailable",
-        ClaimErrorKind::Busy => "busy",
-        ClaimErrorKind::NotOwner => "not_owner",
-        ClaimErrorKind::Access => "access",
-        ClaimErrorKind::Corrupt => "corrupt",
-        ClaimErrorKind::Cancelled => "cancelled",
-        _ => "other",
-    };
+    let kind = e.kind().name();
     let text = match e {
         ClaimError::PasswordInUrl { .. } | ClaimError::NoPassword { .. } => {
             format!("{e} (here: the password option)")

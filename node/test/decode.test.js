@@ -5,16 +5,8 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { Layout, Generator, decode } = require('..')
+const { rng } = require('./support.js')
 
-function rng (seed) {
-  let x = BigInt(seed)
-  return () => {
-    x ^= (x << 13n) & 0xffffffffffffffffn
-    x ^= x >> 7n
-    x ^= (x << 17n) & 0xffffffffffffffffn
-    return x
-  }
-}
 
 test('columns equal decompose, ID by ID, in every input form', () => {
   const layouts = Layout.presets().map((p) => new Layout(p))

@@ -9,20 +9,11 @@ const { Snowflake: Sapphire } = require('@sapphire/snowflake')
 const { Snowflake: WasmSnowflake } = require('nodejs-snowflake')
 const FlakeId = require('flake-idgen')
 const { Layout, Generator, LayoutError } = require('..')
+const { rng } = require('./support.js')
 
 const TWITTER_EPOCH = 1288834974657
 const DISCORD_EPOCH = 1420070400000
 
-// A reproducible stream of numbers (xorshift).
-function rng (seed) {
-  let x = BigInt(seed)
-  return () => {
-    x ^= (x << 13n) & 0xffffffffffffffffn
-    x ^= x >> 7n
-    x ^= (x << 17n) & 0xffffffffffffffffn
-    return x
-  }
-}
 
 test('@sapphire/snowflake IDs are Discord IDs, both ways', () => {
   const discord = Layout.discord()

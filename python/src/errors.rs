@@ -7,7 +7,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
 use flakeid::MintError;
-use flakeid::claim::{ClaimError, ClaimErrorKind};
+use flakeid::claim::ClaimError;
 
 /// An exception class of `flakeid_rs._errors`, looked up once.
 fn class<'py>(
@@ -80,16 +80,7 @@ pub(crate) fn mint_error(py: Python<'_>, e: MintError) -> PyErr {
 /// `ClaimError`, with `kind`: `settings`, `unavailable`, `busy`, `not_owner`, `access`,
 /// `corrupt` or `cancelled`: what to do about it.
 pub(crate) fn claim_error(py: Python<'_>, e: ClaimError) -> PyErr {
-    let kind = match e.kind() {
-        ClaimErrorKind::Settings => "settings",
-        ClaimErrorKind::Unavailable => "unavailable",
-        ClaimErrorKind::Busy => "busy",
-        ClaimErrorKind::NotOwner => "not_owner",
-        ClaimErrorKind::Access => "access",
-        ClaimErrorKind::Corrupt => "corrupt",
-        ClaimErrorKind::Cancelled => "cancelled",
-        _ => "other",
-    };
+    let kind = e.kind().name();
     let kind = pyo3::types::PyString::new(py, kind).into_any();
     // Where the library says "apart from the URL", Python's word for it.
     let message = match e {

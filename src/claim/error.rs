@@ -248,6 +248,23 @@ pub enum ClaimErrorKind {
     Cancelled,
 }
 
+impl ClaimErrorKind {
+    /// The kind's name in snake case (`settings`, `unavailable`, `busy`, `not_owner`,
+    /// `access`, `corrupt`, `cancelled`), as the Python and Node packages' `ClaimError`
+    /// carries it in `kind`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimErrorKind::Settings => "settings",
+            ClaimErrorKind::Unavailable => "unavailable",
+            ClaimErrorKind::Busy => "busy",
+            ClaimErrorKind::NotOwner => "not_owner",
+            ClaimErrorKind::Access => "access",
+            ClaimErrorKind::Corrupt => "corrupt",
+            ClaimErrorKind::Cancelled => "cancelled",
+        }
+    }
+}
+
 impl ClaimError {
     /// The remedy for this error: fix the settings, retry (store unavailable or busy),
     /// claim anew, or repair the store.

@@ -217,6 +217,8 @@ fn packed() {
         "\"index.js\"",
         "\"index.d.ts\"",
         "\"errors.js\"",
+        "\"platform.js\"",
+        "\"install.js\"",
         "\"README.md\"",
         "\"LICENSE-MIT\"",
         "\"LICENSE-APACHE\"",

@@ -93,6 +93,9 @@ function optionsArg (what, o) {
 }
 
 const YEAR_MS = 365.25 * 86400000
+// The fields `compose` takes: whole numbers, and the others (times, and the ID itself).
+const WHOLE_FIELDS = ['ticks', 'sequence', 'node', 'datacenter', 'worker', 'process', 'machine']
+const OTHER_FIELDS = ['unixMs', 'time', 'id']
 
 /** A bit layout: a preset's name or a layout string (`time=41,seq=12,node=10,...`). */
 class Layout {
@@ -164,11 +167,10 @@ class Layout {
   compose (fields) {
     const f = optionsArg('fields', fields)
     const given = {}
-    for (const k of ['ticks', 'sequence', 'node', 'datacenter', 'worker', 'process', 'machine']) {
-      if (f[k] !== undefined) given[k] = wholeArg(k, f[k])
-    }
     for (const k of Object.keys(f)) {
-      if (!['ticks', 'unixMs', 'time', 'sequence', 'node', 'datacenter', 'worker', 'process', 'machine', 'id'].includes(k)) {
+      if (WHOLE_FIELDS.includes(k)) {
+        if (f[k] !== undefined) given[k] = wholeArg(k, f[k])
+      } else if (!OTHER_FIELDS.includes(k)) {
         throw new LayoutError(`${k} is not a field of an ID: give ticks, unixMs or time, sequence, and node or its parts (${this.nodeFields.join(', ')})`, 'FLAKEID_LAYOUT')
       }
     }

@@ -215,9 +215,8 @@ impl NativeGenerator {
         NodeLayout::of(self.layout)
     }
 
-    /// The next ID, as a BigInt.
-    #[napi(catch_unwind)]
-    pub fn next_id(&self) -> napi::Result<u64> {
+    /// The next ID (`nextIdNumber`'s; the package's `nextId` takes batches of a tick).
+    fn next_id(&self) -> napi::Result<u64> {
         self.minter.get()?.id().map_err(mint_error)
     }
 
@@ -229,14 +228,14 @@ impl NativeGenerator {
         let want = (want as usize).clamp(1, MAX_TICK_BATCH);
         let mut ids = vec![Id::default(); want];
         let n = match g.try_ids(&mut ids) {
-            Ok(n) if n > 0 => n,
-            Ok(_) => 0,
+            Ok(n) => n,
             Err(e) if waits(&e) => 0,
             Err(e) => return Err(mint_error(e)),
         };
         let ids: Vec<u64> = match n {
             0 => vec![g.id().map_err(mint_error)?],
-            n => ids[..n].iter().map(|id| id.get()).collect(),
+            // In place: an `Id` is a `u64`.
+            n => ids.into_iter().take(n).map(Id::get).collect(),
         };
         let last = ids[ids.len() - 1];
         let l = &self.layout;
@@ -255,12 +254,6 @@ impl NativeGenerator {
     #[napi(catch_unwind)]
     pub fn try_next_id(&self) -> napi::Result<u64> {
         self.minter.get()?.try_id().map_err(mint_error)
-    }
-
-    /// The next ID as decimal text.
-    #[napi(catch_unwind)]
-    pub fn next_id_string(&self) -> napi::Result<String> {
-        self.next_id().map(|id| id.to_string())
     }
 
     /// The next ID as a number: only a layout whose IDs stay below 2^53 (`jsSafe`) has

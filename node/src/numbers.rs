@@ -17,43 +17,49 @@ pub(crate) type Whole = Either<f64, BigInt>;
 /// `v` as a `u64` of at most `max`, or why not (naming `what`).
 pub(crate) fn whole(what: &str, v: &Whole, max: u64) -> napi::Result<u64> {
     let n = match v {
-        Either::A(f) => {
-            if !f.is_finite() || f.fract() != 0.0 {
-                return Err(range_error(format!(
-                    "{what} {f} is not a whole number: give an integer from 0 to {max}"
-                )));
-            }
-            if *f < 0.0 {
-                return Err(range_error(format!(
-                    "{what} {f} is negative: give an integer from 0 to {max}"
-                )));
-            }
-            if *f > MAX_SAFE as f64 {
-                return Err(range_error(format!(
-                    "{what} {f} is past 2^53 - 1, where numbers lose digits: give an integer from 0 to {max}, past 2^53 - 1 as a BigInt"
-                )));
-            }
-            *f as u64
-        }
-        Either::B(b) => {
-            let (negative, n, lossless) = b.get_u64();
-            if negative || !lossless {
-                return Err(range_error(format!(
-                    "{what} {}{} is out of range: give a BigInt from 0 to {max}",
-                    if negative { "-" } else { "" },
-                    if lossless {
-                        n.to_string()
-                    } else {
-                        "(more than 64 bits)".into()
-                    }
-                )));
-            }
-            n
-        }
+        Either::A(f) => number(what, *f, max)?,
+        Either::B(b) => bigint(what, b, max)?,
     };
     if n > max {
         return Err(range_error(format!(
             "{what} {n} is out of range: give an integer from 0 to {max}"
+        )));
+    }
+    Ok(n)
+}
+
+/// A number as a `u64`: whole, from 0 to 2^53 - 1 (`max` is what the message offers).
+fn number(what: &str, f: f64, max: u64) -> napi::Result<u64> {
+    if !f.is_finite() || f.fract() != 0.0 {
+        return Err(range_error(format!(
+            "{what} {f} is not a whole number: give an integer from 0 to {max}"
+        )));
+    }
+    if f < 0.0 {
+        return Err(range_error(format!(
+            "{what} {f} is negative: give an integer from 0 to {max}"
+        )));
+    }
+    if f > MAX_SAFE as f64 {
+        return Err(range_error(format!(
+            "{what} {f} is past 2^53 - 1, where numbers lose digits: give an integer from 0 to {max}, past 2^53 - 1 as a BigInt"
+        )));
+    }
+    Ok(f as u64)
+}
+
+/// A BigInt as a `u64`: from 0 to 2^64 - 1 (`max` is what the message offers).
+fn bigint(what: &str, b: &BigInt, max: u64) -> napi::Result<u64> {
+    let (negative, n, lossless) = b.get_u64();
+    if negative || !lossless {
+        return Err(range_error(format!(
+            "{what} {}{} is out of range: give a BigInt from 0 to {max}",
+            if negative { "-" } else { "" },
+            if lossless {
+                n.to_string()
+            } else {
+                "(more than 64 bits)".into()
+            }
         )));
     }
     Ok(n)
@@ -65,8 +71,8 @@ pub(crate) type IdValue = Either<BigInt, Either<f64, String>>;
 /// `v` as the 64 bits of an ID.
 pub(crate) fn id_of(v: &IdValue) -> napi::Result<u64> {
     match v {
-        Either::A(b) => whole("id", &Either::B(b.clone()), u64::MAX),
-        Either::B(Either::A(f)) => whole("id", &Either::A(*f), MAX_SAFE),
+        Either::A(b) => bigint("id", b, u64::MAX),
+        Either::B(Either::A(f)) => number("id", *f, MAX_SAFE),
         Either::B(Either::B(s)) => decimal(s, None),
     }
 }

@@ -10,9 +10,9 @@ use tokio_postgres::error::SqlState;
 
 /// The answer `e` stands for, for the store at `url` whose tables are in `schema`.
 pub(crate) fn pg_error(url: &str, schema: &str, e: tokio_postgres::Error) -> ClaimError {
-    let text = pg_text(url, schema, &e);
-    let reason = Reason::caused_by(text.words, e);
-    match text.answer {
+    let (answer, words) = answer(schema, &e);
+    let reason = Reason::caused_by(words, e);
+    match answer {
         Answer::Refused => ClaimError::Refused {
             store: url.into(),
             reason,
@@ -34,21 +34,10 @@ enum Answer {
     Unreachable,
 }
 
-/// [`pg_error`]'s answer and words.
-struct Said {
-    answer: Answer,
-    words: String,
-}
-
-fn pg_text(url: &str, schema: &str, e: &tokio_postgres::Error) -> Said {
-    let refused = |words: String| Said {
-        answer: Answer::Refused,
-        words,
-    };
-    let unreachable = |_: &str, words: String| Said {
-        answer: Answer::Unreachable,
-        words,
-    };
+/// What `e` stands for, and the words that say what to do about it.
+fn answer(schema: &str, e: &tokio_postgres::Error) -> (Answer, String) {
+    let refused = |words: String| (Answer::Refused, words);
+    let outage = |words: String| (Answer::Unreachable, words);
     if let Some(db) = e.as_db_error() {
         let message = db.message();
         let code = db.code();
@@ -86,48 +75,41 @@ fn pg_text(url: &str, schema: &str, e: &tokio_postgres::Error) -> Said {
             || *code == SqlState::UNDEFINED_COLUMN
             || *code == SqlState::DATATYPE_MISMATCH
         {
-            return Said {
-                answer: Answer::Corrupt,
-                words: format!(
+            return (
+                Answer::Corrupt,
+                format!(
                     "{message}: the store's tables were altered by hand; restore them as flakeid-postgres's README creates them"
                 ),
-            };
+            );
         }
         if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
-            return unreachable(
-                url,
-                format!(
-                    "the server takes no writes ({message}): a standby, or a primary in read-only mode; a failover in progress ends this"
-                ),
-            );
+            return outage(format!(
+                "the server takes no writes ({message}): a standby, or a primary in read-only mode; a failover in progress ends this"
+            ));
         }
         if *code == SqlState::QUERY_CANCELED {
-            return unreachable(
-                url,
-                format!("a statement ran past its bound and was cancelled ({message})"),
-            );
+            return outage(format!(
+                "a statement ran past its bound and was cancelled ({message})"
+            ));
         }
-        return unreachable(url, format!("{message} (SQLSTATE {})", code.code()));
+        return outage(format!("{message} (SQLSTATE {})", code.code()));
     }
     let text = chain(e);
     // The server asked for the role's password and none was given (tokio-postgres's
     // words): a setting to fix, not an outage to retry.
     if text.contains("password missing") {
-        return Said {
-            answer: Answer::NoPassword,
-            words: text,
-        };
+        return (Answer::NoPassword, text);
     }
     if text.contains(crate::auth::REFUSED) {
         return refused(text);
     }
     if text.contains("does not allow writes") {
-        return unreachable(url, no_writes_text(None));
+        return outage(no_writes_text(None));
     }
     if let Some(reason) = tls_refusal(&text) {
         return refused(format!("{reason} ({text})"));
     }
-    unreachable(url, text)
+    outage(text)
 }
 
 /// A host (`host`, or every host of the URL) that answered but takes no writes: a standby,

@@ -3,7 +3,6 @@
 
 use core::fmt;
 use core::ops::Deref;
-use std::boxed::Box;
 use std::error::Error;
 use std::string::{String, ToString};
 use std::sync::Arc;
@@ -61,15 +60,6 @@ impl Reason {
         Reason {
             text: text.into(),
             cause: Some(Arc::new(error)),
-        }
-    }
-
-    /// [`caused_by`](Reason::caused_by) for an error already boxed (as a client hands
-    /// some of its errors over).
-    pub fn caused_by_boxed(text: impl Into<String>, error: Box<dyn Error + Send + Sync>) -> Reason {
-        Reason {
-            text: text.into(),
-            cause: Some(Arc::from(error)),
         }
     }
 

@@ -104,46 +104,39 @@ impl From<&str> for Found {
 /// and, for an OS error, the fix that fits it. The OS error is the claim error's
 /// [`source`](std::error::Error::source).
 pub(super) fn io_error(path: &Path, found: impl Into<Found>) -> ClaimError {
-    let (text, errno, os) = match found.into() {
-        Found::Os(e) => (e.to_string(), e.raw_os_error(), Some(e)),
-        Found::Text(text) => {
-            let errno = text
-                .rsplit_once("(os error ")
-                .and_then(|(_, n)| n.trim_end_matches(')').parse::<i32>().ok());
-            (text, errno, None)
-        }
-    };
-    let fix = match errno {
-        // ENOENT
-        Some(2) => {
-            "it is not there (moved or removed under this process, or never made): put it back, or give a directory that exists or that this process can create"
-        }
-        // EPERM, EACCES
-        Some(1 | 13) => {
-            "this process's user may not use it: grant it (chown or chmod), or give a directory of its own"
-        }
-        // EROFS
-        Some(30) => "its file system is mounted read-only: give a directory on a writable one",
-        // ENOSPC, EDQUOT
-        Some(28 | 122) => "the disk (or the user's quota) is full: free space there",
-        // ENOTDIR
-        Some(20) => "a part of the path is not a directory: give the path of a directory",
-        Some(_) => {
-            "the operating system's error says what is wrong there: fix that, or give another directory"
-        }
-        None => "",
-    };
-    let text = if fix.is_empty() {
-        text
-    } else {
-        format!("{text}; {fix}")
+    let reason = match found.into() {
+        Found::Os(e) => match e.raw_os_error().map(fix) {
+            Some(fix) => Reason::caused_by(format!("{e}; {fix}"), e),
+            None => Reason::from_error(e),
+        },
+        Found::Text(text) => Reason::new(text),
     };
     ClaimError::Io {
         path: path.display().to_string(),
-        reason: match os {
-            Some(e) => Reason::caused_by(text, e),
-            None => Reason::new(text),
-        },
+        reason,
+    }
+}
+
+/// What to do about the OS error `errno` at a path of the store.
+fn fix(errno: i32) -> &'static str {
+    match errno {
+        // ENOENT
+        2 => {
+            "it is not there (moved or removed under this process, or never made): put it back, or give a directory that exists or that this process can create"
+        }
+        // EPERM, EACCES
+        1 | 13 => {
+            "this process's user may not use it: grant it (chown or chmod), or give a directory of its own"
+        }
+        // EROFS
+        30 => "its file system is mounted read-only: give a directory on a writable one",
+        // ENOSPC, EDQUOT
+        28 | 122 => "the disk (or the user's quota) is full: free space there",
+        // ENOTDIR
+        20 => "a part of the path is not a directory: give the path of a directory",
+        _ => {
+            "the operating system's error says what is wrong there: fix that, or give another directory"
+        }
     }
 }
 

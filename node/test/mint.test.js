@@ -63,7 +63,12 @@ test('a synchronous call waits at most maxWaitMs for the next tick, then refuses
   assert.ok(refused instanceof MintError, String(refused))
   assert.equal(refused.code, 'FLAKEID_WOULD_BLOCK')
   assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 10, `${refused.retryAfterMs}`)
-  assert.throws(() => g.tryNextId(), (e) => e.code === 'FLAKEID_WOULD_BLOCK' || typeof e === 'bigint')
+  // tryNextId never waits: an ID if the tick has room again, else the same refusal.
+  try {
+    assert.equal(typeof g.tryNextId(), 'bigint')
+  } catch (e) {
+    assert.equal(e.code, 'FLAKEID_WOULD_BLOCK', String(e))
+  }
 })
 
 test('minting at the cap asynchronously keeps the event loop\'s delay low', async () => {
@@ -95,7 +100,9 @@ test('nextId hands out IDs of the tick now, and any mix of calls strictly increa
   await new Promise((resolve) => setTimeout(resolve, 20))
   const before = Date.now()
   const late = g.nextId()
-  assert.ok(layout.decompose(late).unixMs >= before - 1, `${layout.decompose(late).unixMs} minted before ${before}`)
+  // Within a few ms (the generator's clock and Date.now are anchored apart); held over
+  // without the tick check, it is 20 ms old.
+  assert.ok(layout.decompose(late).unixMs >= before - 5, `${layout.decompose(late).unixMs} minted before ${before}`)
   ids.push(late)
   // Every form after nextId comes after what it held.
   ids.push(g.nextId())

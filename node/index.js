@@ -110,6 +110,7 @@ class Layout {
       throw typeError(`a layout is a preset's name or a layout string, not ${describe(spec)}`)
     }
     this._facts = null
+    this._plan = null
   }
 
   static parse (spec) { return new Layout(spec) }
@@ -465,16 +466,17 @@ function claims (url, namespace = 'default', options) {
 /** Columns of `ids`: `unixMs`, `ticks`, `sequence`, `node` and the node's named parts. */
 function decode (layout, ids) {
   const l = layoutOf(layout)
-  if (ids instanceof BigUint64Array) return call(() => native.decode(l._native, ids))
-  if (ids instanceof BigInt64Array) return call(() => native.decode(l._native, new BigUint64Array(ids.buffer, ids.byteOffset, ids.length)))
+  if (ids instanceof BigUint64Array) return columns(l, ids)
+  if (ids instanceof BigInt64Array) return columns(l, new BigUint64Array(ids.buffer, ids.byteOffset, ids.length))
   if (!Array.isArray(ids)) throw typeError(`ids must be a BigUint64Array, an array of BigInts or an array of decimal strings, not ${describe(ids)}`)
+  const out = new BigUint64Array(ids.length)
   if (ids.length > 0 && typeof ids[0] === 'string') {
     for (let i = 0; i < ids.length; i++) {
       if (typeof ids[i] !== 'string') throw typeError(`ids[${i}] is ${describe(ids[i])}, in an array of decimal strings`)
     }
-    return call(() => native.decodeStrings(l._native, ids))
+    call(() => native.parseIds(ids, out))
+    return columns(l, out)
   }
-  const out = new BigUint64Array(ids.length)
   for (let i = 0; i < ids.length; i++) {
     const v = ids[i]
     if (typeof v === 'bigint') {
@@ -486,7 +488,30 @@ function decode (layout, ids) {
       throw typeError(`ids[${i}] is ${describe(v)}: give BigInts (or safe whole numbers)`)
     }
   }
-  return call(() => native.decode(l._native, out))
+  return columns(l, out)
+}
+
+// The columns of a BigUint64Array of IDs: allocated here, each its own typed array of
+// the width the layout needs, and filled by the addon in place.
+function columns (l, ids) {
+  const p = l._plan ?? (l._plan = call(() => native.columnPlan(l._native)))
+  const n = ids.length
+  const whole = (wide) => wide ? new BigUint64Array(n) : new Uint32Array(n)
+  const c = {
+    unixMs: new Float64Array(n),
+    ticks: p.ticksWide ? new BigUint64Array(n) : new Float64Array(n),
+    sequence: whole(p.sequenceWide),
+    node: whole(p.nodeWide)
+  }
+  const high = p.high ? whole(p.highWide) : undefined
+  const low = p.low ? whole(p.lowWide) : undefined
+  call(() => native.decodeInto(l._native, ids, c.unixMs, c.ticks, c.sequence, c.node, high, low))
+  if (p.high) {
+    c[p.high] = high
+    c[p.low] = low
+  }
+  if (p.machine) c.machine = c.node.slice()
+  return c
 }
 
 module.exports = {

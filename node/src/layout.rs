@@ -19,8 +19,6 @@ use crate::numbers::{IdValue, MAX_SAFE, Whole, id_of, ms_to_ns, number_or_bigint
 pub struct NodeLayout {
     pub(crate) layout: flakeid::Layout,
     decoder: OnceLock<Decoder>,
-    /// The decoder's columns, kept from call to call (their pages stay mapped).
-    pub(crate) buffers: std::sync::Mutex<Option<flakeid::decode::ColumnBuffers>>,
 }
 
 impl NodeLayout {
@@ -28,7 +26,6 @@ impl NodeLayout {
         NodeLayout {
             layout,
             decoder: OnceLock::new(),
-            buffers: std::sync::Mutex::new(None),
         }
     }
 

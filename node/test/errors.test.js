@@ -55,6 +55,10 @@ test('malformed text and layouts are LayoutErrors that say what to give', () => 
   assert.throws(() => s.idRange('yesterday'), code('FLAKEID_LAYOUT', LayoutError))
   // An ID past the layout's bits (the sign bit of Twitter's) is named, with its index.
   assert.throws(() => decode(s, [1n, 1n << 63n]), (e) => e instanceof LayoutError && /at index 1 /.test(e.message))
+  // Its index in the whole batch, past the addon's first chunks.
+  const many = new BigUint64Array(5000).fill(1n)
+  many[2500] = 1n << 63n
+  assert.throws(() => decode(s, many), (e) => e instanceof LayoutError && /at index 2500 /.test(e.message))
 })
 
 test('a panic inside the addon is an exception, and the process goes on', () => {

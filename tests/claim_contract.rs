@@ -433,6 +433,66 @@ impl ClaimStore for OnRenewal {
     }
 }
 
+/// `Claims::on_change` tells each change of state once, in order, with the node id: a
+/// renewal that failed (renewing), the next that lands (active), the store's "not yours"
+/// (lost, which a release leaves as it is). Renewals that change nothing tell nothing.
+#[test]
+fn on_change_tells_each_change_of_state_once_in_order() {
+    // The first renewal writes the claim's first reservation, at build.
+    let store = OnRenewal::new(|count| match count {
+        1 | 3 | 4 => Ok(()),
+        2 => Err(ClaimError::Unreachable {
+            store: "on-renewal:".into(),
+            reason: "cut off".into(),
+        }),
+        _ => Err(ClaimError::NotOwner {
+            namespace: "default".into(),
+            node: 0,
+        }),
+    });
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let t = Arc::clone(&told);
+    let g = Generator::builder(Layout::snowflake())
+        .build_claimed(
+            Claims::new(store)
+                .manual_renewal()
+                .on_change(move |node, state| t.lock().unwrap().push((node, state))),
+        )
+        .unwrap();
+    let node = g.node();
+    assert!(g.renew_claim().is_err());
+    g.renew_claim().unwrap();
+    g.renew_claim().unwrap();
+    assert!(g.renew_claim().is_err());
+    drop(g);
+    let told = told.lock().unwrap().clone();
+    let expected = [ClaimState::Renewing, ClaimState::Active, ClaimState::Lost];
+    assert_eq!(told, expected.map(|s| (node, s)));
+}
+
+/// A callback that panics is its own: the claim still renews, and is still released.
+#[test]
+fn a_panicking_on_change_stops_neither_renewal_nor_release() {
+    let store = Arc::new(MemoryStore::new());
+    let g = Generator::builder(Layout::snowflake())
+        .build_claimed(
+            Claims::new(Arc::clone(&store) as Arc<dyn ClaimStore>)
+                .manual_renewal()
+                .on_change(|_, _| panic!("a bug in the callback")),
+        )
+        .unwrap();
+    g.renew_claim().unwrap();
+    assert_eq!(g.claim_status().state, ClaimState::Active);
+    drop(g);
+    let listed = store.list("default").unwrap();
+    assert!(
+        listed
+            .iter()
+            .all(|i| i.state == flakeid::claim::store::NodeState::Released),
+        "{listed:?}"
+    );
+}
+
 /// A renewal that panics marks the claim stopped: its state says nothing renews, and
 /// minting at the fence fails with a final error that says so.
 #[test]

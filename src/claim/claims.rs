@@ -46,9 +46,14 @@ pub struct Claims {
     pub(crate) cancel: Option<super::Cancel>,
     /// The reservations earlier claims of this holder stored (node id, Unix ns).
     pub(crate) known: Option<Arc<Vec<(u64, u64)>>>,
+    /// Told each change of a claim's state (node id, new state).
+    pub(crate) on_change: Option<OnChange>,
     #[cfg(feature = "tokio")]
     pub(crate) runtime: Option<tokio::runtime::Handle>,
 }
+
+/// What [`Claims::on_change`] calls.
+pub(crate) type OnChange = Arc<dyn Fn(u64, super::ClaimState) + Send + Sync>;
 
 impl fmt::Debug for Claims {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -79,6 +84,7 @@ impl Claims {
             background: true,
             cancel: None,
             known: None,
+            on_change: None,
             #[cfg(feature = "tokio")]
             runtime: None,
         }
@@ -171,6 +177,33 @@ impl Claims {
     /// would lose every earlier holder's reservation with it).
     pub fn again_after(mut self, reservations: impl IntoIterator<Item = (u64, u64)>) -> Self {
         self.known = Some(Arc::new(reservations.into_iter().collect()));
+        self
+    }
+
+    /// Calls `f` with the node id and its claim's new state each time the state changes:
+    /// [`ClaimState::Renewing`](super::ClaimState::Renewing) after a renewal failed,
+    /// `Active` after the next that lands, `Lost`, `Stopped`, `Released`, in the order they
+    /// happen, as each renewal or release leaves the claim. It runs on the thread that
+    /// changed the state (the renewal's, or the one that released the claim), so keep it
+    /// short and never wait in it on the generator (a renewal waits for it): hand the
+    /// change to a channel or an event loop. A panic in it is caught and goes no further.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use flakeid::claim::{ClaimState, Claims, MemoryStore};
+    /// use flakeid::{Generator, Layout};
+    ///
+    /// let (tx, rx) = mpsc::channel();
+    /// let claims = Claims::new(MemoryStore::new())
+    ///     .on_change(move |node, state| drop(tx.send((node, state))));
+    /// let g = Generator::builder(Layout::snowflake()).build_claimed(claims)?;
+    /// let node = g.node();
+    /// drop(g);
+    /// assert_eq!(rx.recv()?, (node, ClaimState::Released));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_change(mut self, f: impl Fn(u64, super::ClaimState) + Send + Sync + 'static) -> Self {
+        self.on_change = Some(Arc::new(f));
         self
     }
 

@@ -78,6 +78,9 @@ struct Shared {
     stats: Mutex<Stats>,
     /// Callers blocked at the fence now, waiting for a renewal.
     waiting: std::sync::atomic::AtomicUsize,
+    /// Told each change of state ([`Claims::on_change`]), and the state it was told last.
+    on_change: Option<super::claims::OnChange>,
+    told: Mutex<ClaimState>,
 }
 
 /// Where the background renewal runs.
@@ -276,6 +279,8 @@ impl Holder {
                 ..Stats::default()
             }),
             waiting: std::sync::atomic::AtomicUsize::new(0),
+            on_change: claims.on_change.clone(),
+            told: Mutex::new(ClaimState::Active),
         });
         #[cfg(feature = "tokio")]
         if let (true, Some(runtime)) = (background, &claims.runtime) {
@@ -446,6 +451,7 @@ impl Holder {
         );
         let _ = released;
         s.fence.set_state(ClaimState::Released);
+        s.tell();
     }
 }
 

@@ -35,7 +35,22 @@ impl Shared {
         }
         drop(one);
         self.record(&result);
+        self.tell();
         result.map(drop)
+    }
+
+    /// Tells [`Claims::on_change`] the claim's state, if it changed since last told. The
+    /// lock keeps the changes in order when two threads tell at once; a panic in the
+    /// callback is its own and stops neither the renewal nor the release.
+    pub(super) fn tell(&self) {
+        let Some(f) = &self.on_change else { return };
+        let mut told = self.told.lock().unwrap_or_else(|e| e.into_inner());
+        let now = self.fence.state();
+        if *told != now {
+            *told = now;
+            let node = self.claimed.node;
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(node, now)));
+        }
     }
 
     /// The error a renewal meets once the claim's state is final.
@@ -93,6 +108,8 @@ impl Shared {
             node: self.claimed.node,
             reason,
         });
+        drop(stats);
+        self.tell();
     }
 
     /// One background renewal; a panic in the store's code ends the renewal, and the

@@ -152,8 +152,6 @@ export interface ClaimOptions extends MintOptions {
   poolWaitMs?: number
   /** The password of the URL's `user=` (never in the URL). */
   password?: string
-  /** How often listeners of `renewing`, `active` and `lost` are told (default 200). */
-  statusPollMs?: number
 }
 
 export interface ClaimStatus {
@@ -170,13 +168,22 @@ export interface ClaimStatus {
   released: boolean
 }
 
+/** What a claimed generator emits as its claim changes. */
+export type ClaimEvent = 'renewing' | 'active' | 'lost' | 'released'
+
 export declare class ClaimedGenerator extends Generator {
   status(): ClaimStatus
   close(): void
   [Symbol.dispose](): void
-  on(event: 'renewing' | 'active' | 'lost', listener: (status: ClaimStatus) => void): this
-  once(event: 'renewing' | 'active' | 'lost', listener: (status: ClaimStatus) => void): this
-  off(event: 'renewing' | 'active' | 'lost', listener: (status: ClaimStatus) => void): this
+  /**
+   * Listens to the claim's changes, as its renewal thread makes them: `renewing` (a renewal
+   * failed; minting goes on to the fence), `active` (a renewal landed again), `lost`
+   * (nothing renews it any more: the store gave the id to another, or the renewal stopped;
+   * the generator is closed) and `released` (another thread closed the claim it shares).
+   */
+  on(event: ClaimEvent, listener: (status: ClaimStatus) => void): this
+  once(event: ClaimEvent, listener: (status: ClaimStatus) => void): this
+  off(event: ClaimEvent, listener: (status: ClaimStatus) => void): this
 }
 
 export interface PerProcessOptions extends ClaimOptions {

@@ -86,11 +86,21 @@ function countArg (n) {
   return n
 }
 
-function optionsArg (what, o) {
+// An options object, with none but the `known` names (a misspelt option is an error,
+// not a default taken in silence).
+function optionsArg (what, o, known) {
   if (o === undefined || o === null) return {}
   if (typeof o !== 'object' || Array.isArray(o)) throw typeError(`${what} must be an object, not ${describe(o)}`)
+  if (known !== undefined) {
+    for (const k of Object.keys(o)) {
+      if (!known.includes(k)) throw typeError(`${what} has no option ${JSON.stringify(k)}: the options are ${known.join(', ')}`)
+    }
+  }
   return o
 }
+
+const MINT_OPTIONS = ['maxWaitMs', 'asyncWaitMs', 'clockPolicy', 'endWarningMs']
+const CLAIM_OPTIONS = ['layout', 'namespace', 'nodes', 'windowMs', 'ttlMs', 'instance', 'poolWaitMs', 'password', ...MINT_OPTIONS]
 
 const YEAR_MS = 365.25 * 86400000
 // The fields `compose` takes: whole numbers, and the others (times, and the ID itself).
@@ -246,7 +256,7 @@ class Generator {
       return
     }
     const l = layoutOf(layout)
-    const o = optionsArg('options', options)
+    const o = optionsArg('options', options, MINT_OPTIONS)
     this._native = call(() => new native.NativeGenerator(l._native, wholeArg('node', node), mintOptions(o)))
     this.layout = l
     warnIfEnding(l, o)
@@ -361,16 +371,15 @@ function track (g) {
 
 /**
  * A generator on a node id claimed from a store and fenced by its window: it emits
- * `renewing`, `active` and `lost` (with its status) as its claim changes, while anything
- * listens; `close()` (or the end of the process) releases the claim.
+ * `renewing`, `active`, `lost` and `released` (with its status) as its claim changes,
+ * told by the claim's renewal thread as it happens; `close()` (or the end of the process)
+ * releases the claim.
  */
 class ClaimedGenerator extends Generator {
-  constructor (nativeGenerator, layout, o) {
+  constructor (nativeGenerator, layout) {
     super(nativeGenerator, layout)
     this._events = new EventEmitter()
-    this._timer = null
-    this._state = 'active'
-    this._pollMs = o.statusPollMs ?? 200
+    this._watching = 0
   }
 
   /** The claim's state: store, namespace, node, state, fence, renewals, failures. */
@@ -378,8 +387,7 @@ class ClaimedGenerator extends Generator {
 
   /** Releases the claim; minting on it after is a ClaimError of kind `released`. */
   close () {
-    if (this._timer !== null) clearInterval(this._timer)
-    this._timer = null
+    this._unwatch()
     this._drop()
     this._native.close()
   }
@@ -403,17 +411,23 @@ class ClaimedGenerator extends Generator {
     return this
   }
 
+  // The claim's changes, from its renewal thread: `lost` when nothing renews it any more
+  // (the store gave the id to another, or the renewal stopped), `released` when another
+  // thread of the process closed a claim shared with it.
   _watch () {
-    if (this._timer !== null) return
-    this._timer = setInterval(() => {
-      const s = this._native.status()
-      if (s === null || s.state === this._state) return
-      this._state = s.state
-      const event = s.state === 'active' ? 'active' : s.state === 'renewing' ? 'renewing' : 'lost'
-      this._events.emit(event, s)
-      if (event === 'lost') this.close()
-    }, this._pollMs)
-    this._timer.unref()
+    if (this._watching !== 0) return
+    this._watching = this._native.watch((state) => {
+      if (this._watching === 0) return
+      const event = state === 'active' || state === 'renewing' || state === 'released' ? state : 'lost'
+      this._events.emit(event, this._native.status())
+      if (event === 'lost' || event === 'released') this.close()
+    })
+  }
+
+  _unwatch () {
+    if (this._watching === 0) return
+    this._native.unwatch(this._watching)
+    this._watching = 0
   }
 }
 
@@ -423,10 +437,10 @@ class ClaimedGenerator extends Generator {
  */
 function claim (url, options) {
   if (typeof url !== 'string') throw typeError(`the store is a URL string, not ${describe(url)}`)
-  const o = optionsArg('options', options)
+  const o = optionsArg('options', options, CLAIM_OPTIONS)
   const l = layoutOf(o.layout)
   const n = call(() => native.claim(url, l._native, claimOptions(o), mintOptions(o)))
-  const g = new ClaimedGenerator(n, l, o)
+  const g = new ClaimedGenerator(n, l)
   track(g)
   warnIfEnding(l, o)
   return g
@@ -444,12 +458,12 @@ function defaultDir () {
  * the same one in every `worker_thread`, released when the process ends.
  */
 function perProcess (options) {
-  const o = optionsArg('options', options)
+  const o = optionsArg('options', options, [...CLAIM_OPTIONS, 'dir'])
   const dir = o.dir ?? defaultDir()
   if (typeof dir !== 'string') throw typeError(`dir must be a directory's path, not ${describe(dir)}`)
   const l = layoutOf(o.layout)
   const n = call(() => native.perProcess(dir, l._native, claimOptions(o), mintOptions(o)))
-  const g = new ClaimedGenerator(n, l, o)
+  const g = new ClaimedGenerator(n, l)
   // Worker threads leave it to the process; the main thread's end is the process's.
   if (isMainThread) track(g)
   warnIfEnding(l, o)
@@ -459,7 +473,7 @@ function perProcess (options) {
 /** What the store at `url` holds for `namespace`: each node id's state and holder. */
 function claims (url, namespace = 'default', options) {
   if (typeof url !== 'string') throw typeError(`the store is a URL string, not ${describe(url)}`)
-  const o = optionsArg('options', options)
+  const o = optionsArg('options', options, ['password'])
   return call(() => native.claimsOf(url, namespace, claimOptions(o)))
 }
 

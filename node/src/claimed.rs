@@ -2,13 +2,15 @@
 //! `zookeeper://`, `postgres://`, through `flakeid_stores::open`), its status, its
 //! release, and what a store holds (`claims`).
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arc_swap::ArcSwapOption;
 use flakeid::claim::{ClaimState, ClaimStore, ClaimedGenerator, Claims, OpenOptions, Secret};
 use flakeid::clock::MonotonicClock;
 use flakeid::{Generator, Layout};
+use napi::Status;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use crate::errors::{claim_error, range_error};
@@ -68,13 +70,51 @@ fn open_options(o: Option<&ClaimOptions>) -> napi::Result<OpenOptions> {
     Ok(options)
 }
 
-/// The claims of `o` on `store` for `layout`.
+/// A listener of a claim's changes: a JavaScript function of one environment, called on
+/// its event loop with the new state's name, and not keeping that loop alive.
+pub(crate) type Listener = ThreadsafeFunction<String, (), String, Status, false, true>;
+
+/// The listeners of one claim, from every environment that watches it (a process's
+/// shared claim has one per `worker_thread` that listens).
+#[derive(Default)]
+pub(crate) struct Watchers {
+    list: Mutex<Vec<(u32, Listener)>>,
+    next: AtomicU32,
+}
+
+impl Watchers {
+    /// Tells every listener the claim's new state, without waiting for any; one whose
+    /// environment has ended is dropped.
+    fn tell(&self, state: ClaimState) {
+        let name = state_name(state);
+        let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|(_, f)| {
+            f.call(name.clone(), ThreadsafeFunctionCallMode::NonBlocking) != Status::Closing
+        });
+    }
+}
+
+/// A claim's state by its name in JavaScript.
+fn state_name(state: ClaimState) -> String {
+    match state {
+        ClaimState::Active => "active".into(),
+        ClaimState::Renewing => "renewing".into(),
+        ClaimState::Lost => "lost".into(),
+        ClaimState::Released => "released".into(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+/// The claims of `o` on `store` for `layout`, telling `watchers` of their changes.
 pub(crate) fn claims(
     store: Arc<dyn ClaimStore>,
     layout: &Layout,
     o: Option<&ClaimOptions>,
+    watchers: &Arc<Watchers>,
 ) -> napi::Result<Claims> {
+    let w = Arc::clone(watchers);
     let mut claims = Claims::new(store)
+        .on_change(move |_, state| w.tell(state))
         .namespace(
             o.and_then(|o| o.namespace.clone())
                 .unwrap_or_else(|| "default".into()),
@@ -131,16 +171,14 @@ pub fn claim(
     let l = layout.layout;
     let store =
         flakeid_stores::open(&url, &open_options(options.as_ref())?).map_err(claim_error)?;
-    let claims = claims(store, &l, options.as_ref())?;
+    let watchers = Arc::default();
+    let claims = claims(store, &l, options.as_ref(), &watchers)?;
     let (g, async_wait) = build(&l, claims, mint.as_ref())?;
-    let node = g.node();
+    let slot = ClaimSlot::new(g, watchers);
     Ok(NativeGenerator {
-        minter: Minter::Claimed(Arc::new(ClaimSlot {
-            g: ArcSwapOption::from_pointee(g),
-            node,
-        })),
+        node: slot.node,
+        minter: Minter::Claimed(Arc::new(slot)),
         layout: l,
-        node,
         async_wait,
     })
 }
@@ -178,6 +216,32 @@ impl NativeGenerator {
         }
     }
 
+    /// Calls `listener` on this environment's event loop with the name of the claim's
+    /// state each time it changes, until `unwatch` with the number returned (a generator
+    /// on a node id given has no claim, and never calls it). It keeps no event loop alive.
+    #[napi(catch_unwind)]
+    pub fn watch(&self, listener: Listener) -> u32 {
+        let Minter::Claimed(slot) = &self.minter else {
+            return 0;
+        };
+        let w = &slot.watchers;
+        let id = w.next.fetch_add(1, Ordering::Relaxed) + 1;
+        w.list
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((id, listener));
+        id
+    }
+
+    /// Stops calling the listener `watch` returned `id` for.
+    #[napi(catch_unwind)]
+    pub fn unwatch(&self, id: u32) {
+        if let Minter::Claimed(slot) = &self.minter {
+            let mut list = slot.watchers.list.lock().unwrap_or_else(|p| p.into_inner());
+            list.retain(|(i, _)| *i != id);
+        }
+    }
+
     /// The claim's state now (`null` for a generator on a node id given).
     #[napi(catch_unwind)]
     pub fn status(&self) -> Option<ClaimStatusInfo> {
@@ -205,13 +269,7 @@ impl NativeGenerator {
             namespace: s.namespace,
             node: s.node as f64,
             instance: s.instance,
-            state: match s.state {
-                ClaimState::Active => "active".into(),
-                ClaimState::Renewing => "renewing".into(),
-                ClaimState::Lost => "lost".into(),
-                ClaimState::Released => "released".into(),
-                other => format!("{other:?}").to_lowercase(),
-            },
+            state: state_name(s.state),
             fenced: s.fenced,
             fence_left_ms: s.fence_left.map(|d| d.as_secs_f64() * 1e3),
             renewals: s.renewals as f64,

@@ -68,9 +68,23 @@ fn waits(e: &MintError) -> bool {
 pub(crate) struct ClaimSlot {
     pub(crate) g: ArcSwapOption<ClaimedGenerator<MonotonicClock>>,
     pub(crate) node: u64,
+    /// Told of the claim's changes (the claim's `on_change`).
+    pub(crate) watchers: Arc<crate::claimed::Watchers>,
 }
 
 impl ClaimSlot {
+    /// The slot of `g`, whose claim tells `watchers` of its changes.
+    pub(crate) fn new(
+        g: ClaimedGenerator<MonotonicClock>,
+        watchers: Arc<crate::claimed::Watchers>,
+    ) -> ClaimSlot {
+        ClaimSlot {
+            node: g.node(),
+            g: ArcSwapOption::from_pointee(g),
+            watchers,
+        }
+    }
+
     /// Releases the claim (its holder releases it when the last minting call is done).
     pub(crate) fn release(&self) {
         self.g.store(None);

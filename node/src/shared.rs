@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwapOption;
 use flakeid::claim::FileStore;
 use napi::Env;
 use napi_derive::napi;
@@ -54,16 +53,13 @@ pub fn per_process(
     let live = map.get(&k).is_some_and(|s| s.slot.g.load().is_some());
     if !live {
         let store = FileStore::open(&dir).map_err(claim_error)?;
-        let claims = claims(Arc::new(store), &l, options.as_ref())?;
+        let watchers = Arc::default();
+        let claims = claims(Arc::new(store), &l, options.as_ref(), &watchers)?;
         let (g, async_wait) = build(&l, claims, mint.as_ref())?;
-        let node = g.node();
         map.insert(
             k.clone(),
             Shared {
-                slot: Arc::new(ClaimSlot {
-                    g: ArcSwapOption::from_pointee(g),
-                    node,
-                }),
+                slot: Arc::new(ClaimSlot::new(g, watchers)),
                 users: 0,
                 async_wait,
             },

@@ -75,7 +75,7 @@ test('a pool that is full says so, with what to do', () => {
 
 test('a lost claim is an event and a typed error at the fence', async () => {
   const dir = tempDir('lost')
-  const g = claim(`file:${dir}`, { namespace: 'lost', nodes: [0, 1], windowMs: 300, statusPollMs: 20, maxWaitMs: 0 })
+  const g = claim(`file:${dir}`, { namespace: 'lost', nodes: [0, 1], windowMs: 300, maxWaitMs: 0 })
   const lost = new Promise((resolve) => g.on('lost', resolve))
   // Another holder takes the id (its lock file removed under the holder: the state file
   // stays, so the renewal finds the id is not this holder's).
@@ -88,6 +88,65 @@ test('a lost claim is an event and a typed error at the fence', async () => {
   assert.ok(status !== null, 'no lost event within 5 s')
   assert.equal(status.state, 'lost')
   assert.throws(() => { for (;;) g.nextId() }, (e) => e instanceof ClaimError || e.code === 'FLAKEID_CLAIM_LOST' || e.code === 'FLAKEID_AT_FENCE' || e.code === 'FLAKEID_RELEASED')
+})
+
+// An event of `g`, or null after `ms` (the bound of every wait here).
+function next (g, event, ms = 5000) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => { g.off(event, done); resolve(null) }, ms)
+    function done (status) { clearTimeout(timer); resolve(status) }
+    g.once(event, done)
+  })
+}
+
+test('a renewal that fails is a renewing event, the next that lands an active one, as they happen', async () => {
+  const dir = tempDir('events')
+  // Renewed every 200 ms; the events come from the renewal thread, not a poll.
+  const g = claim(`file:${dir}`, { namespace: 'ev', windowMs: 600 })
+  const seen = []
+  for (const e of ['renewing', 'active', 'lost', 'released']) g.on(e, (s) => seen.push([e, s.state]))
+  // The state file turned into a directory: the store cannot read it, and says so
+  // without giving the id to another (a failure, not a loss).
+  const state = path.join(dir, 'ev', `node-${g.node}.state`)
+  const renewing = next(g, 'renewing')
+  fs.renameSync(state, `${state}.kept`)
+  fs.mkdirSync(state)
+  const failed = await renewing
+  assert.ok(failed !== null, 'no renewing event within 5 s')
+  assert.equal(failed.state, 'renewing')
+  assert.match(failed.lastError, /directory/)
+  const active = next(g, 'active')
+  fs.rmdirSync(state)
+  fs.renameSync(`${state}.kept`, state)
+  assert.ok((await active) !== null, 'no active event within 5 s')
+  g.close()
+  // Each change once, in order; the generator's own close() is not an event.
+  assert.deepEqual(seen, [['renewing', 'renewing'], ['active', 'active']])
+})
+
+test('a claim shared with a generator that closes it is a released event', async () => {
+  const dir = tempDir('shared-events')
+  const a = perProcess({ dir, namespace: 'ev' })
+  const b = perProcess({ dir, namespace: 'ev' })
+  const released = next(a, 'released')
+  b.close()
+  const status = await released
+  assert.ok(status !== null, 'no released event within 5 s')
+  assert.equal(status.state, 'released')
+  assert.throws(() => a.nextId(), (e) => e instanceof ClaimError && e.kind === 'released')
+})
+
+test('a listener keeps no process alive, and a misspelt option is a TypeError', () => {
+  const dir = tempDir('exit')
+  // A process that listens to its claim and never closes it ends by itself; its exit
+  // releases the claim.
+  const script = `const g = require(${JSON.stringify(path.join(__dirname, '..'))}).claim('file:${dir}', { namespace: 'exit' }); g.on('lost', () => {}); g.nextId()`
+  const r = require('node:child_process').spawnSync(process.execPath, ['-e', script], { timeout: 20000, encoding: 'utf8' })
+  assert.equal(r.signal, null, `killed after 20 s: a listener kept the process alive (${r.stderr})`)
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(claims(`file:${dir}`, 'exit').map((c) => c.state), ['released'])
+  assert.throws(() => claim(`file:${dir}`, { windowMS: 300 }), (e) => e instanceof TypeError && e.code === 'FLAKEID_INVALID_TYPE' && /windowMS.*windowMs/.test(e.message))
+  assert.throws(() => perProcess({ dir, namspace: 'x' }), (e) => e instanceof TypeError && /namspace/.test(e.message))
 })
 
 test('perProcess gives this process one node id, the same on every call', () => {

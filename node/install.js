@@ -17,6 +17,11 @@ if (fs.existsSync(addon)) process.exit(0)
 // A packed package without the addon: a release's platform package brings it (index.js
 // says what is missing when it is not there).
 if (!fs.existsSync(path.join(__dirname, 'Cargo.toml'))) process.exit(0)
+// The addon builds in the repository's cargo workspace, one level up.
+if (!fs.existsSync(path.join(__dirname, '..', 'Cargo.toml'))) {
+  console.error(`flakeid-rs: ${__dirname} is not in a clone of the flakeid repository (no ../Cargo.toml): the addon builds in its workspace, so install from a whole clone (npm install /path/to/flakeid/node), or build a package there with npm pack`)
+  process.exit(1)
+}
 const profile = process.env.FLAKEID_NODE_PROFILE === 'dev' ? 'dev' : 'release'
 console.error(`flakeid-rs: building the addon for ${triple} with cargo (${profile} profile; a minute or two)`)
 const built = spawnSync('cargo', ['build', '--profile', profile, '-p', 'flakeid-node', '--manifest-path', path.join(__dirname, 'Cargo.toml'), '--message-format=json-render-diagnostics'], {

@@ -105,18 +105,19 @@ test('a renewal that fails is a renewing event, the next that lands an active on
   const g = claim(`file:${dir}`, { namespace: 'ev', windowMs: 600 })
   const seen = []
   for (const e of ['renewing', 'active', 'lost', 'released']) g.on(e, (s) => seen.push([e, s.state]))
-  // The state file turned into a directory: the store cannot read it, and says so
-  // without giving the id to another (a failure, not a loss).
+  // The state file swapped for one the store cannot read, and back, each by an atomic
+  // rename (the file is never missing, which the store would take for a loss): a
+  // failure, not a loss.
   const state = path.join(dir, 'ev', `node-${g.node}.state`)
   const renewing = next(g, 'renewing')
-  fs.renameSync(state, `${state}.kept`)
-  fs.mkdirSync(state)
+  fs.copyFileSync(state, `${state}.kept`)
+  fs.writeFileSync(`${state}.bad`, 'not a claim\n')
+  fs.renameSync(`${state}.bad`, state)
   const failed = await renewing
   assert.ok(failed !== null, 'no renewing event within 5 s')
   assert.equal(failed.state, 'renewing')
-  assert.match(failed.lastError, /directory/)
+  assert.match(failed.lastError, /cannot read/)
   const active = next(g, 'active')
-  fs.rmdirSync(state)
   fs.renameSync(`${state}.kept`, state)
   assert.ok((await active) !== null, 'no active event within 5 s')
   g.close()

@@ -16,6 +16,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
     -subj "/CN=bench CA" -keyout "$dir/ca-key.pem" -out "$dir/ca.pem" 2>/dev/null
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
     -keyout "$dir/key.pem" -out "$dir/req.pem" 2>/dev/null
+# The service reads a key only other users cannot read.
+chmod 600 "$dir/key.pem"
 printf 'basicConstraints=CA:FALSE\nsubjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$dir/ext"
 openssl x509 -req -in "$dir/req.pem" -CA "$dir/ca.pem" -CAkey "$dir/ca-key.pem" -CAcreateserial \
     -days 2 -extfile "$dir/ext" -out "$dir/cert.pem" 2>/dev/null

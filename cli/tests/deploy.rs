@@ -262,7 +262,7 @@ fn a_server_starts_with_the_kubernetes_settings() {
     let _ = std::fs::remove_dir_all(&dir);
     let c = certs::make(&dir, "k8s", "client");
     let token = dir.join("token");
-    std::fs::write(&token, "k8s-token-0f3a\n").unwrap();
+    flakeid_fleet::write_secret(&token, "k8s-token-0f3a\n");
     let docs = documents();
     let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
@@ -488,7 +488,7 @@ fn the_systemd_units_reload_takes_rotated_secrets() {
     }
     let file = |name: &str| pairs.iter().find(|(n, _)| n == name).unwrap().1.clone();
     let token = file("FLAKEID_TOKEN_FILE");
-    std::fs::write(&token, "unit-old-7c1e\n").unwrap();
+    flakeid_fleet::write_secret(std::path::Path::new(&token), "unit-old-7c1e\n");
     std::fs::copy(&c.server_cert, file("FLAKEID_TLS_CERT")).unwrap();
     std::fs::copy(&c.server_key, file("FLAKEID_TLS_KEY")).unwrap();
     let refs: Vec<(&str, &str)> = pairs

@@ -451,7 +451,7 @@ fn a_node_or_a_claim_is_required_and_flags_have_environment_variables() {
 fn a_token_guards_mint_and_decode_and_never_shows() {
     const SECRET: &str = "tok-Zx81-9f3c-secret";
     let file = std::env::temp_dir().join(format!("flakeid-token-{}", std::process::id()));
-    std::fs::write(&file, format!("{SECRET}\n")).unwrap();
+    flakeid_fleet::write_secret(&file, &format!("{SECRET}\n"));
     let path = file.display().to_string();
     let mut s = serve(
         &[
@@ -564,6 +564,19 @@ fn a_token_guards_mint_and_decode_and_never_shows() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/token"));
+    // A token file other users may read is refused, with what to do, and not shown.
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_flakeid"))
+        .args(["serve", "--node", "1", "--token-file", &path])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("lets other users read or change it: chmod 600"),
+        "{err}"
+    );
+    assert!(!err.contains(SECRET), "{err}");
     std::fs::remove_file(&file).ok();
 }
 

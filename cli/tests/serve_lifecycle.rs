@@ -239,7 +239,7 @@ fn the_default_shard_count_follows_the_cpus_it_may_use() {
 fn the_token_file_is_reloaded_on_sighup_and_on_change() {
     let dir = temp_dir("serve-token-reload");
     let file = dir.join("token");
-    std::fs::write(&file, "old-token-1\n").unwrap();
+    flakeid_fleet::write_secret(&file, "old-token-1\n");
     let path = file.display().to_string();
     let mut s = serve(
         &["--node", "1", "--shards", "1", "--token-file", &path],

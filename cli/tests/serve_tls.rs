@@ -62,7 +62,7 @@ fn https_and_grpc_over_tls_with_the_token_and_a_reloaded_certificate() {
     let (cert, key) = (dir.join("live-cert.pem"), dir.join("live-key.pem"));
     install(&a, &cert, &key);
     let token_file = dir.join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
+    flakeid_fleet::write_secret(&token_file, TOKEN);
     let (cert_s, key_s, token_s) = (
         cert.display().to_string(),
         key.display().to_string(),
@@ -232,10 +232,29 @@ fn a_certificate_that_does_not_load_is_a_clear_error() {
     let a = certs::make(&dir, "a", "client");
     let b = certs::make(&dir, "b", "client");
     let missing = dir.join("missing.pem");
+    // A certificate given as the key, in a file as private as a key's.
+    let cert_as_key = dir.join("cert-as-key.pem");
+    flakeid_fleet::write_secret(
+        &cert_as_key,
+        &std::fs::read_to_string(&a.server_cert).unwrap(),
+    );
+    // A key other users may read: refused before it is parsed, with what to do.
+    let open_key = dir.join("open-key.pem");
+    std::fs::copy(&a.server_key, &open_key).unwrap();
+    std::fs::set_permissions(
+        &open_key,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
     for (cert, key, says) in [
         (&missing, &a.server_key, "cannot read the TLS certificate"),
         (&a.server_key, &a.server_key, "holds no certificate"),
-        (&a.server_cert, &a.server_cert, "holds no PEM private key"),
+        (&a.server_cert, &cert_as_key, "holds no PEM private key"),
+        (
+            &a.server_cert,
+            &open_key,
+            "lets other users read or change it: chmod 600",
+        ),
         (
             &a.server_cert,
             &b.server_key,

@@ -138,7 +138,11 @@ fn read_pair(cert: &Path, key: &Path, provider: &CryptoProvider) -> Result<Certi
             cert.display()
         )));
     }
-    let private = PrivateKeyDer::from_pem_slice(&read(key, "key")?).map_err(|_| {
+    // The key is a secret's file: regular, this user's or root's, and readable by no
+    // other user (as a claim's client key).
+    let key_pem =
+        flakeid::claim::store::read_key(key, "TLS key").map_err(|e| TlsError(e.to_string()))?;
+    let private = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|_| {
         TlsError(format!(
             "{} holds no PEM private key (PKCS#8, PKCS#1 or SEC1): give the key of the certificate",
             key.display()

@@ -152,8 +152,16 @@ impl Tokens {
 
 /// A token file's tokens: its first one or two non-empty lines.
 fn read(path: &Path) -> Result<Vec<Token>, TokenError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TokenError(format!("reading the token file {}: {e}", path.display())))?;
+    // A secret's file: regular, this user's or root's, and readable by no other user
+    // (as a claim's password file).
+    let bytes = flakeid::claim::store::read_key(path, "token file")
+        .map_err(|e| TokenError(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        TokenError(format!(
+            "the token file {} is not UTF-8 text: give the token as one line",
+            path.display()
+        ))
+    })?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.len() > 2 {
         return Err(TokenError(format!(
@@ -236,7 +244,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flakeid-tokens-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("token");
+        let _ = std::fs::remove_file(&path);
         std::fs::write(&path, "old-token\nnew-token\n").unwrap();
+        // A secret's file: readable by this user only (the others' is refused).
+        let mode = |m| std::os::unix::fs::PermissionsExt::from_mode(m);
+        std::fs::set_permissions(&path, mode(0o644)).unwrap();
+        let e = Tokens::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains("chmod 600") && !e.contains("old-token"), "{e}");
+        std::fs::set_permissions(&path, mode(0o600)).unwrap();
         let t = Tokens::from_file(&path).unwrap();
         assert_eq!(t.count(), 2);
         assert!(t.admits(Some(b"Bearer old-token")) && t.admits(Some(b"Bearer new-token")));

@@ -2,21 +2,19 @@
 //! `zookeeper://`, `postgres://`, through `flakeid_stores::open`), its status, its
 //! release, and what a store holds (`claims`).
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use flakeid::claim::{ClaimState, ClaimStore, ClaimedGenerator, Claims, OpenOptions, Secret};
+use flakeid::claim::{ClaimStore, ClaimedGenerator, Claims, OpenOptions, Secret};
 use flakeid::clock::MonotonicClock;
 use flakeid::{Generator, Layout};
-use napi::Status;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use crate::errors::{claim_error, range_error};
 use crate::layout::NodeLayout;
 use crate::mint::{ClaimSlot, MintOptions, Minter, NativeGenerator, millis, options};
 use crate::numbers::{Whole, whole};
+use crate::watch::{Listener, Watchers, state_name};
 
 /// How a claim is taken: the namespace, the pool of node ids (`[start, end)`), the
 /// reserved window, the lease TTL, the holder's name, how long to wait for a free id, the
@@ -68,41 +66,6 @@ fn open_options(o: Option<&ClaimOptions>) -> napi::Result<OpenOptions> {
         options = options.ttl(millis("ttlMs", Some(ttl), Duration::ZERO)?);
     }
     Ok(options)
-}
-
-/// A listener of a claim's changes: a JavaScript function of one environment, called on
-/// its event loop with the new state's name, and not keeping that loop alive.
-pub(crate) type Listener = ThreadsafeFunction<String, (), String, Status, false, true>;
-
-/// The listeners of one claim, from every environment that watches it (a process's
-/// shared claim has one per `worker_thread` that listens).
-#[derive(Default)]
-pub(crate) struct Watchers {
-    list: Mutex<Vec<(u32, Listener)>>,
-    next: AtomicU32,
-}
-
-impl Watchers {
-    /// Tells every listener the claim's new state, without waiting for any; one whose
-    /// environment has ended is dropped.
-    fn tell(&self, state: ClaimState) {
-        let name = state_name(state);
-        let mut list = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|(_, f)| {
-            f.call(name.clone(), ThreadsafeFunctionCallMode::NonBlocking) != Status::Closing
-        });
-    }
-}
-
-/// A claim's state by its name in JavaScript.
-fn state_name(state: ClaimState) -> String {
-    match state {
-        ClaimState::Active => "active".into(),
-        ClaimState::Renewing => "renewing".into(),
-        ClaimState::Lost => "lost".into(),
-        ClaimState::Released => "released".into(),
-        other => format!("{other:?}").to_lowercase(),
-    }
 }
 
 /// The claims of `o` on `store` for `layout`, telling `watchers` of their changes.
@@ -224,21 +187,14 @@ impl NativeGenerator {
         let Minter::Claimed(slot) = &self.minter else {
             return 0;
         };
-        let w = &slot.watchers;
-        let id = w.next.fetch_add(1, Ordering::Relaxed) + 1;
-        w.list
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((id, listener));
-        id
+        slot.watchers.add(listener)
     }
 
     /// Stops calling the listener `watch` returned `id` for.
     #[napi(catch_unwind)]
     pub fn unwatch(&self, id: u32) {
         if let Minter::Claimed(slot) = &self.minter {
-            let mut list = slot.watchers.list.lock().unwrap_or_else(|p| p.into_inner());
-            list.retain(|(i, _)| *i != id);
+            slot.watchers.remove(id);
         }
     }
 

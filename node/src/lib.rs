@@ -15,6 +15,7 @@ mod layout;
 mod mint;
 mod numbers;
 mod shared;
+mod watch;
 
 /// The addon's version (the workspace's).
 #[napi_derive::napi(catch_unwind)]

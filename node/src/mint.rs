@@ -69,14 +69,14 @@ pub(crate) struct ClaimSlot {
     pub(crate) g: ArcSwapOption<ClaimedGenerator<MonotonicClock>>,
     pub(crate) node: u64,
     /// Told of the claim's changes (the claim's `on_change`).
-    pub(crate) watchers: Arc<crate::claimed::Watchers>,
+    pub(crate) watchers: Arc<crate::watch::Watchers>,
 }
 
 impl ClaimSlot {
     /// The slot of `g`, whose claim tells `watchers` of its changes.
     pub(crate) fn new(
         g: ClaimedGenerator<MonotonicClock>,
-        watchers: Arc<crate::claimed::Watchers>,
+        watchers: Arc<crate::watch::Watchers>,
     ) -> ClaimSlot {
         ClaimSlot {
             node: g.node(),

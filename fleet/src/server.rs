@@ -165,6 +165,17 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A test that cannot run for want of `what` (a server, a runtime, a tool): it skips with a
+/// printed reason, or fails when `FLAKEID_REQUIRE_SERVERS` is set (as `.ci/run` sets it),
+/// saying how to `install` it.
+pub fn cannot_run(test: &str, what: &str, install: &str) {
+    assert!(
+        std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_none(),
+        "{test}: {what}, and FLAKEID_REQUIRE_SERVERS is set: {install}"
+    );
+    eprintln!("skipping {test}: {what} ({install})");
+}
+
 /// Whether `program` runs (`args` is a harmless call such as `--version`); if not, the
 /// test skips with a printed reason, or fails when `FLAKEID_REQUIRE_SERVERS` is set.
 pub fn available(test: &str, program: &str, args: &[&str], install: &str) -> bool {
@@ -175,11 +186,7 @@ pub fn available(test: &str, program: &str, args: &[&str], install: &str) -> boo
         .status()
         .is_ok_and(|s| s.success());
     if !found {
-        assert!(
-            std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_none(),
-            "{test}: no {program}, and FLAKEID_REQUIRE_SERVERS is set: {install}"
-        );
-        eprintln!("skipping {test}: no {program} ({install})");
+        cannot_run(test, &format!("no {program}"), install);
     }
     found
 }

@@ -42,12 +42,10 @@ impl ZooKeeper {
             return None;
         }
         let Some(classpath) = classpath() else {
-            assert!(
-                std::env::var_os("FLAKEID_REQUIRE_SERVERS").is_none(),
-                "{name}: no ZooKeeper jars in /usr/share/java, and FLAKEID_REQUIRE_SERVERS is set: apt-get install zookeeper"
-            );
-            eprintln!(
-                "skipping {name}: no ZooKeeper jars in /usr/share/java (Debian: apt-get install zookeeper)"
+            crate::server::cannot_run(
+                name,
+                "no ZooKeeper jars in /usr/share/java",
+                "Debian: apt-get install zookeeper",
             );
             return None;
         };

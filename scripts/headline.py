@@ -59,11 +59,17 @@ def table(r):
         return v
 
     rows = []
+
+    def section(title, group, pairs):
+        """A heading, then each (bench name, label) of `group` against the first."""
+        ours = get(group, pairs[0][0])
+        rows.append((title, None, None))
+        for name, label in pairs:
+            rows.append((label, get(group, name), get(group, name) / ours))
+        return ours
+
     hot = "hot_path"
-    ours = get(hot, "flakeid next_id (default: builder(layout).build())")
-    limit = get(hot, "reference: one AtomicU64::fetch_add")
-    rows.append(("**Mint one ID** (one thread, a layout whose sequence never runs out)", None, None))
-    for name, label in [
+    ours = section("**Mint one ID** (one thread, a layout whose sequence never runs out)", hot, [
         ("flakeid next_id (default: builder(layout).build())", "**flakeid** `next_id`"),
         ("flakeid leased shard next_id", "**flakeid** leased shard `next_id` (not shared)"),
         ("ferroid Atomic", "ferroid `AtomicSnowflakeGenerator`"),
@@ -73,32 +79,24 @@ def table(r):
         ("ulid generate", "ulid `generate` (128-bit)"),
         ("snowflaked (4096/ms cap)", "snowflaked (Twitter's layout: at its cap)"),
         ("sonyflake (256/10 ms cap)", "sonyflake (Sony's layout: at its cap)"),
-    ]:
-        rows.append((label, get(hot, name), get(hot, name) / ours))
+    ])
+    limit = get(hot, "reference: one AtomicU64::fetch_add")
     rows.append(("limit: one `AtomicU64::fetch_add`", limit, limit / ours))
     rows.append((f"cap: Twitter's layout, one node (4,096 a ms)", CAP_NS, CAP_NS / ours))
 
-    batch = "batch_4096"
-    ours_b = get(batch, "flakeid next_ids")
-    rows.append(("**Mint 4,096 at once** (per ID)", None, None))
-    for name, label in [
+    section("**Mint 4,096 at once** (per ID)", "batch_4096", [
         ("flakeid next_ids", "**flakeid** `next_ids`"),
         ("snowflake_me next_ids_into", "snowflake_me `next_ids_into`"),
         ("reference: affine fill of the buffer", "limit: filling the buffer with `base + i`"),
-    ]:
-        rows.append((label, get(batch, name), get(batch, name) / ours_b))
+    ])
 
-    two = "contention/2"
-    ours_2 = get(two, "flakeid shared next_id")
-    rows.append(("**Two threads, one generator** (per ID)", None, None))
-    for name, label in [
+    section("**Two threads, one generator** (per ID)", "contention/2", [
         ("flakeid shared next_id", "**flakeid** shared `next_id`"),
         ("flakeid sharded next_id (2 shards)", "**flakeid** `ShardedGenerator` (a node id a core)"),
         ("ferroid Atomic", "ferroid `AtomicSnowflakeGenerator`"),
         ("ferroid Lock", "ferroid `LockSnowflakeGenerator`"),
         ("snowflake_me", "snowflake_me"),
-    ]:
-        rows.append((label, get(two, name), get(two, name) / ours_2))
+    ])
 
     dec = "decode/4Ki"
     batch_names = [n for (g, n) in r if g == dec and n.startswith("batch/")]
